@@ -1,0 +1,83 @@
+/* offsets.cl — checks offsets, derives lengths and totals lengths, with per-work-group partial results. */
+
+/* Build options: -DIN_T=int|long (offsets or lengths read), -DOUT_T=int|long (lengths written).
+ * Work-groups are a power of two in size (the tree reductions below need it).
+ * Every loop strides by the global size, so any global size covers any n, and
+ * all index arithmetic is 64-bit: n may pass 2^31. */
+
+#define NONE LONG_MAX /* "no bad index" while reducing with min */
+
+/* Reduces x over the work-group with OP; every work-item gets the result. */
+#define GROUP_REDUCE(fname, T, OP)                                 \
+    T fname(T x, local T *buf)                                     \
+    {                                                              \
+        size_t lid = get_local_id(0);                              \
+        buf[lid] = x;                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                              \
+        for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {   \
+            if (lid < s)                                           \
+                buf[lid] = OP(buf[lid], buf[lid + s]);             \
+            barrier(CLK_LOCAL_MEM_FENCE);                          \
+        }                                                          \
+        T r = buf[0];                                              \
+        barrier(CLK_LOCAL_MEM_FENCE); /* buf is reused next */     \
+        return r;                                                  \
+    }
+
+/* a + b stuck at ULONG_MAX instead of wrapping: a total above LONG_MAX is
+ * an overflow, while LONG_MAX itself still fits int64 offsets. */
+ulong sat_add(ulong a, ulong b)
+{
+    return b > ULONG_MAX - a ? ULONG_MAX : a + b;
+}
+
+#define MIN_OP(a, b) min((a), (b))
+GROUP_REDUCE(group_min, long, MIN_OP)
+GROUP_REDUCE(group_sat_sum, ulong, sat_add)
+
+/* group_bad[g] = the smallest i of group g's share with
+ * (i == 0 ? o[0] != 0 : o[i] < o[i-1]), or LONG_MAX. */
+kernel void offsets_check(global const IN_T *o, ulong n, local long *buf,
+                          global long *group_bad)
+{
+    long bad = NONE;
+    /* Indices rise along the stride: the first hit is this work-item's smallest. */
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        if (i == 0 ? o[0] != 0 : o[i] < o[i - 1]) {
+            bad = (long)i;
+            break;
+        }
+    }
+    bad = group_min(bad, buf);
+    if (get_local_id(0) == 0)
+        group_bad[get_group_id(0)] = bad;
+}
+
+/* lengths[i] = o[i+1] - o[i] for i < nsegs. */
+kernel void lengths(global const IN_T *o, ulong nsegs, global OUT_T *out)
+{
+    for (ulong i = get_global_id(0); i < nsegs; i += get_global_size(0))
+        out[i] = (OUT_T)((long)o[i + 1] - (long)o[i]);
+}
+
+/* Per group: the smallest index of a negative length (or LONG_MAX) and the
+ * saturated sum of the non-negative ones (negatives make the total moot). */
+kernel void lengths_total(global const IN_T *len, ulong n, local long *buf,
+                          global long *group_bad, global ulong *group_sum)
+{
+    long bad = NONE;
+    ulong sum = 0;
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        long v = len[i];
+        if (v < 0)
+            bad = min(bad, (long)i);
+        else
+            sum = sat_add(sum, (ulong)v);
+    }
+    bad = group_min(bad, buf);
+    sum = group_sat_sum(sum, (local ulong *)buf);
+    if (get_local_id(0) == 0) {
+        group_bad[get_group_id(0)] = bad;
+        group_sum[get_group_id(0)] = sum;
+    }
+}

@@ -1,0 +1,266 @@
+/* device.c — picks an OpenCL device, creates its context and queue, and frees them. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl.h"
+
+/* One device seen while enumerating, with what ranking and reporting need. */
+typedef struct candidate {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_device_type type;
+    char name[256];
+    char platform_name[256];
+} candidate;
+
+typedef struct device_list {
+    candidate *items;
+    size_t count;
+} device_list;
+
+/* Case-insensitive strstr: RAGGED_DEVICE=nvidia matches "NVIDIA CUDA". */
+static bool contains_nocase(const char *haystack, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *haystack; haystack++) {
+        size_t i = 0;
+        while (i < n && haystack[i] &&
+               tolower((unsigned char)haystack[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return true;
+    }
+    return n == 0;
+}
+
+static void platform_string(cl_platform_id p, cl_platform_info what, char *buf, size_t size)
+{
+    if (rg_cl.clGetPlatformInfo(p, what, size, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, size, "?");
+    buf[size - 1] = '\0';
+}
+
+static void device_string(cl_device_id d, cl_device_info what, char *buf, size_t size)
+{
+    if (rg_cl.clGetDeviceInfo(d, what, size, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, size, "?");
+    buf[size - 1] = '\0';
+}
+
+static const char *type_name(cl_device_type type)
+{
+    if (type & CL_DEVICE_TYPE_GPU)
+        return "GPU";
+    if (type & CL_DEVICE_TYPE_ACCELERATOR)
+        return "accelerator";
+    if (type & CL_DEVICE_TYPE_CPU)
+        return "CPU";
+    return "other";
+}
+
+/* Lower is better: NVIDIA first, then GPU, accelerator, CPU. */
+static int rank(const candidate *c)
+{
+    int kind = (c->type & CL_DEVICE_TYPE_GPU)           ? 0
+               : (c->type & CL_DEVICE_TYPE_ACCELERATOR) ? 1
+               : (c->type & CL_DEVICE_TYPE_CPU)         ? 2
+                                                        : 3;
+    return (contains_nocase(c->platform_name, "NVIDIA") ? 0 : 4) + kind;
+}
+
+static rg_status add_platform_devices(rg_context *ctx, cl_platform_id platform,
+                                      device_list *list)
+{
+    cl_uint n = 0;
+    /* A platform that cannot list its devices (a half-installed driver) is
+     * skipped, not fatal: another platform, or OpenMP under auto, may serve. */
+    cl_int err = rg_cl.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n);
+    if (err != CL_SUCCESS || n == 0)
+        return RG_OK;
+    cl_device_id *ids = calloc(n, sizeof *ids);
+    candidate *grown = realloc(list->items, (list->count + n) * sizeof *grown);
+    if (grown)
+        list->items = grown;
+    if (!ids || !grown) {
+        free(ids);
+        return rg_set_error(ctx, RG_ENOMEM, "OpenCL device list: out of host memory");
+    }
+    err = rg_cl.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, ids, NULL);
+    if (err != CL_SUCCESS)
+        n = 0;
+    for (cl_uint i = 0; i < n; i++) {
+        candidate *c = &list->items[list->count++];
+        memset(c, 0, sizeof *c);
+        c->platform = platform;
+        c->device = ids[i];
+        rg_cl.clGetDeviceInfo(ids[i], CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+        device_string(ids[i], CL_DEVICE_NAME, c->name, sizeof c->name);
+        platform_string(platform, CL_PLATFORM_NAME, c->platform_name, sizeof c->platform_name);
+    }
+    free(ids);
+    return RG_OK;
+}
+
+/* Every device of every platform; no platform at all is RG_ENODEVICE, not a failure. */
+static rg_status list_devices(rg_context *ctx, device_list *list)
+{
+    cl_uint n = 0;
+    cl_int err = rg_cl.clGetPlatformIDs(0, NULL, &n);
+    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no driver */ ||
+        (err == CL_SUCCESS && n == 0))
+        return rg_set_error(ctx, RG_ENODEVICE,
+                            "no OpenCL platform: the ICD loader found no driver "
+                            "(clGetPlatformIDs: %s (%d))",
+                            rg_cl_error_name(err), (int)err);
+    if (err != CL_SUCCESS)
+        return rg_cl_fail(ctx, err, false, "clGetPlatformIDs");
+    cl_platform_id *platforms = calloc(n, sizeof *platforms);
+    if (!platforms)
+        return rg_set_error(ctx, RG_ENOMEM, "OpenCL platform list: out of host memory");
+    err = rg_cl.clGetPlatformIDs(n, platforms, &n);
+    rg_status st = err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, false, "clGetPlatformIDs");
+    for (cl_uint i = 0; i < n && st == RG_OK; i++)
+        st = add_platform_devices(ctx, platforms[i], list);
+    free(platforms);
+    return st;
+}
+
+static bool acceptable(const candidate *c, bool gpu_only, const char *filter)
+{
+    if (gpu_only && !(c->type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)))
+        return false;
+    return !filter || contains_nocase(c->name, filter) || contains_nocase(c->platform_name, filter);
+}
+
+/* Says what was found and what was asked, since "no device" alone helps nobody. */
+static rg_status no_match(rg_context *ctx, const device_list *list, bool gpu_only,
+                          const char *filter)
+{
+    rg_set_error(ctx, RG_ENODEVICE, "no OpenCL device matches (wanted %s%s%s%s); found: ",
+                 gpu_only ? "a GPU or accelerator" : "any device",
+                 filter ? ", RAGGED_DEVICE=\"" : "", filter ? filter : "", filter ? "\"" : "");
+    if (list->count == 0)
+        rg_append_error(ctx, "no devices");
+    for (size_t i = 0; i < list->count; i++) {
+        char line[600];
+        snprintf(line, sizeof line, "%s%s (%s, %s)", i ? ", " : "", list->items[i].name,
+                 list->items[i].platform_name, type_name(list->items[i].type));
+        rg_append_error(ctx, line);
+    }
+    return RG_ENODEVICE;
+}
+
+static rg_status pick_device(rg_context *ctx, bool gpu_only, candidate *out)
+{
+    device_list list = {NULL, 0};
+    rg_status st = list_devices(ctx, &list);
+    const char *filter = getenv("RAGGED_DEVICE");
+    if (filter && !*filter)
+        filter = NULL;
+    const candidate *best = NULL;
+    for (size_t i = 0; st == RG_OK && i < list.count; i++)
+        if (acceptable(&list.items[i], gpu_only, filter) &&
+            (!best || rank(&list.items[i]) < rank(best)))
+            best = &list.items[i];
+    if (st == RG_OK && best)
+        *out = *best;
+    else if (st == RG_OK)
+        st = no_match(ctx, &list, gpu_only, filter);
+    free(list.items);
+    return st;
+}
+
+static void read_limits(rg_ocl *ocl)
+{
+    size_t max_group = 1;
+    rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group,
+                          &max_group, NULL);
+    ocl->max_group = max_group < RG_OCL_MAX_GROUP ? max_group : RG_OCL_MAX_GROUP;
+    ocl->compute_units = 1;
+    rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof ocl->compute_units,
+                          &ocl->compute_units, NULL);
+    ocl->max_alloc = 0;
+    rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ocl->max_alloc,
+                          &ocl->max_alloc, NULL);
+}
+
+static rg_status open_device(rg_context *ctx, rg_ocl *ocl, const candidate *c)
+{
+    ocl->platform = c->platform;
+    ocl->device = c->device;
+    snprintf(ocl->device_name, sizeof ocl->device_name, "%s", c->name);
+    snprintf(ocl->platform_name, sizeof ocl->platform_name, "%s", c->platform_name);
+    platform_string(c->platform, CL_PLATFORM_VERSION, ocl->platform_version,
+                    sizeof ocl->platform_version);
+    device_string(c->device, CL_DRIVER_VERSION, ocl->driver_version, sizeof ocl->driver_version);
+    read_limits(ocl);
+
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
+    cl_int err;
+    ocl->context = rg_cl.clCreateContext(props, 1, &c->device, NULL, NULL, &err);
+    if (!ocl->context)
+        return rg_cl_fail(ctx, err, true, "clCreateContext");
+    ocl->queue = rg_cl.clCreateCommandQueue(ocl->context, c->device, 0, &err);
+    if (!ocl->queue)
+        return rg_cl_fail(ctx, err, true, "clCreateCommandQueue");
+    return RG_OK;
+}
+
+static void free_impl(rg_ocl *ocl)
+{
+    if (!ocl)
+        return;
+    if (ocl->queue)
+        rg_cl.clFinish(ocl->queue);
+    rg_ocl_programs_free(ocl);
+    if (ocl->queue)
+        rg_cl.clReleaseCommandQueue(ocl->queue);
+    if (ocl->context)
+        rg_cl.clReleaseContext(ocl->context);
+    free(ocl);
+}
+
+static rg_device_kind device_kind(cl_device_type type)
+{
+    if (type & CL_DEVICE_TYPE_GPU)
+        return RG_DEVICE_GPU;
+    if (type & CL_DEVICE_TYPE_ACCELERATOR)
+        return RG_DEVICE_ACCELERATOR;
+    return RG_DEVICE_CPU;
+}
+
+rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
+{
+    rg_status st = rg_cl_load(ctx);
+    candidate chosen;
+    if (st == RG_OK)
+        st = pick_device(ctx, gpu_only, &chosen);
+    if (st != RG_OK)
+        return st;
+    rg_ocl *ocl = calloc(1, sizeof *ocl);
+    if (!ocl)
+        return rg_set_error(ctx, RG_ENOMEM, "OpenCL context: out of host memory");
+    st = open_device(ctx, ocl, &chosen);
+    if (st != RG_OK) {
+        free_impl(ocl);
+        return st;
+    }
+    ctx->ops = &rg_ocl_ops;
+    ctx->impl = ocl;
+    ctx->device_kind = device_kind(chosen.type);
+    /* A long name is cut short: the field is for reading, not parsing. */
+    if (snprintf(ctx->device, sizeof ctx->device, "%s (%s)", ocl->device_name,
+                 ocl->platform_name) < 0)
+        ctx->device[0] = '\0';
+    return RG_OK;
+}
+
+void rg_ocl_destroy(rg_context *ctx)
+{
+    free_impl(ctx->impl);
+    ctx->impl = NULL;
+}

@@ -1,0 +1,85 @@
+/* ocl.h — what the files of the OpenCL backend share: the loaded cl* table, device state, programs. */
+#ifndef RAGGED_OCL_H
+#define RAGGED_OCL_H
+
+/* The OpenCL 1.2 host API only: NVIDIA's driver offers nothing newer we could rely on. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <stddef.h>
+
+#include "../internal.h"
+
+/* Every cl* entry point the backend calls.  The ICD loader is opened at run
+ * time, so a library built with OpenCL still loads where there is none. */
+#define RG_CL_FUNCTIONS(X)                                                             \
+    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)      \
+    X(clCreateContext) X(clReleaseContext)                                             \
+    X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
+    X(clCreateBuffer) X(clReleaseMemObject)                                            \
+    X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
+    X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
+    X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
+    X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) \
+    X(clEnqueueNDRangeKernel)
+
+/* Called as rg_cl.clFinish(queue): the member has the function's own type. */
+typedef struct rg_cl_api {
+#define RG_CL_MEMBER(name) __typeof__(&name) name;
+    RG_CL_FUNCTIONS(RG_CL_MEMBER)
+#undef RG_CL_MEMBER
+} rg_cl_api;
+
+RG_HIDDEN extern rg_cl_api rg_cl;
+
+/* Opens the ICD loader once per process; RG_ENODEVICE with dlerror's text if it cannot. */
+RG_HIDDEN rg_status rg_cl_load(rg_context *ctx);
+
+/* "CL_OUT_OF_RESOURCES" for -5; "unknown OpenCL error" for codes not listed. */
+RG_HIDDEN const char *rg_cl_error_name(cl_int err);
+
+/* Records "what: NAME (code)" as ctx's error: RG_EDEVMEM when the device ran
+ * out of memory (with alloc, also for the codes an allocation reports), else RG_EDEVICE. */
+RG_HIDDEN rg_status rg_cl_fail(rg_context *ctx, cl_int err, bool alloc, const char *what);
+
+typedef struct rg_ocl_program rg_ocl_program;
+
+/* ctx->impl of an OpenCL context. */
+typedef struct rg_ocl {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    char device_name[256];
+    char platform_name[256];
+    char platform_version[256];
+    char driver_version[256];
+    size_t max_group;        /* device work-group limit, at most RG_OCL_MAX_GROUP */
+    cl_uint compute_units;
+    cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    rg_ocl_program *programs; /* built programs of this context, a list */
+} rg_ocl;
+
+/* Work-groups never exceed this: big enough to hide latency, small enough for
+ * the local memory of the scan tiles. */
+#define RG_OCL_MAX_GROUP 256
+
+/* A kernel ready to launch and the (power-of-two) work-group size to launch it with. */
+typedef struct rg_ocl_kernel {
+    cl_kernel kernel;
+    size_t group;
+    const char *name;
+} rg_ocl_kernel;
+
+/* The kernel `name` of FILE.cl built with `options`, from the context's
+ * cache, the disk cache, or a fresh build.  The kernel stays owned by the
+ * context. */
+RG_HIDDEN rg_status rg_ocl_get_kernel(rg_context *ctx, const char *file, const char *options,
+                                      const char *name, rg_ocl_kernel *out);
+RG_HIDDEN void rg_ocl_programs_free(rg_ocl *ocl);
+
+/* The backend table, filled in ops.c. */
+RG_HIDDEN extern const rg_ops rg_ocl_ops;
+RG_HIDDEN void rg_ocl_destroy(rg_context *ctx);
+
+#endif /* RAGGED_OCL_H */

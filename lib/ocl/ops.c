@@ -1,0 +1,446 @@
+/* ops.c — the OpenCL backend's table: device arrays and the offsets primitives as kernel launches. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "ocl.h"
+
+/* Grid-stride kernels never get more work-groups than this: enough to fill
+ * any device, and global sizes stay far from 2^32. */
+#define MAX_STRIDE_GROUPS 65536
+/* Reductions write one partial per work-group, which the host then reads. */
+#define MAX_REDUCE_GROUPS 1024
+/* Elements per work-item per tile in scan.cl: a tile of 256 * 8 longs is 16 KiB of local memory. */
+#define SCAN_VT 8
+/* Merge-path steps per work-item: long enough to amortise its binary search. */
+#define MERGE_PER_ITEM 8
+
+enum { SCAN_ADD = 1, SCAN_MAX = 2 }; /* SCAN_OP of scan.cl */
+
+static rg_ocl *ocl_of(const rg_array *a)
+{
+    return a->ctx->impl;
+}
+
+static cl_mem mem_of(const rg_array *a)
+{
+    return (cl_mem)a->dev;
+}
+
+/* The OpenCL C type of an index dtype (the front end allows only these two). */
+static const char *cl_type(rg_dtype dtype)
+{
+    return dtype == RG_INT32 ? "int" : "long";
+}
+
+/* ---- launching ------------------------------------------------------------ */
+
+typedef struct kernel_arg {
+    size_t size;
+    const void *value; /* NULL: local memory of `size` bytes */
+} kernel_arg;
+
+#define ARG(x) {sizeof(x), &(x)}
+#define LOCAL_ARG(bytes) {(bytes), NULL}
+#define NARGS(args) (sizeof(args) / sizeof *(args))
+
+static rg_status launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
+                        const kernel_arg *args, size_t nargs)
+{
+    rg_ocl *ocl = ctx->impl;
+    char what[128];
+    for (size_t i = 0; i < nargs; i++) {
+        cl_int err = rg_cl.clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) {
+            snprintf(what, sizeof what, "clSetKernelArg(%s, %zu)", k->name, i);
+            return rg_cl_fail(ctx, err, false, what);
+        }
+    }
+    size_t global = groups * group, local = group;
+    cl_int err = rg_cl.clEnqueueNDRangeKernel(ocl->queue, k->kernel, 1, NULL, &global, &local,
+                                              0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
+        return rg_cl_fail(ctx, err, false, what);
+    }
+    return RG_OK;
+}
+
+/* Work-groups for a grid-stride loop over n items. */
+static size_t stride_groups(size_t n, size_t group, size_t cap)
+{
+    size_t groups = n / group + (n % group != 0);
+    return groups == 0 ? 1 : groups < cap ? groups : cap;
+}
+
+static rg_status temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out)
+{
+    rg_ocl *ocl = ctx->impl;
+    cl_int err;
+    *out = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, nbytes, NULL, &err);
+    return *out ? RG_OK : rg_cl_fail(ctx, err, true, "clCreateBuffer (temporary)");
+}
+
+static rg_status read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst)
+{
+    rg_ocl *ocl = ctx->impl;
+    cl_int err = rg_cl.clEnqueueReadBuffer(ocl->queue, mem, CL_TRUE, 0, nbytes, dst, 0, NULL,
+                                           NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, false, "clEnqueueReadBuffer");
+}
+
+static rg_status fill_zero(rg_context *ctx, cl_mem mem, size_t nbytes)
+{
+    rg_ocl *ocl = ctx->impl;
+    static const cl_ulong zero = 0;
+    /* The widest pattern that divides the size: byte patterns are slow on some drivers. */
+    size_t pattern = 8;
+    while (nbytes % pattern != 0)
+        pattern /= 2;
+    cl_int err = rg_cl.clEnqueueFillBuffer(ocl->queue, mem, &zero, pattern, 0, nbytes, 0, NULL,
+                                           NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, true, "clEnqueueFillBuffer");
+}
+
+/* ---- arrays --------------------------------------------------------------- */
+
+static rg_status array_alloc(rg_array *a)
+{
+    rg_context *ctx = a->ctx;
+    rg_ocl *ocl = ocl_of(a);
+    a->dev = NULL;
+    if (a->nbytes == 0)
+        return RG_OK; /* OpenCL has no empty buffers; no op enqueues work for them */
+    if (ocl->max_alloc > 0 && a->nbytes > ocl->max_alloc)
+        return rg_set_error(ctx, RG_EDEVMEM,
+                            "an array of %zu bytes exceeds the largest buffer %s allows "
+                            "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu)",
+                            a->nbytes, ocl->device_name, (unsigned long long)ocl->max_alloc);
+    cl_int err;
+    cl_mem mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, a->nbytes, NULL, &err);
+    if (!mem)
+        return rg_cl_fail(ctx, err, true, "clCreateBuffer");
+    rg_status st = fill_zero(ctx, mem, a->nbytes);
+    if (st != RG_OK) {
+        rg_cl.clReleaseMemObject(mem);
+        return st;
+    }
+    a->dev = mem;
+    return RG_OK;
+}
+
+static void array_release(rg_array *a)
+{
+    if (a->dev)
+        rg_cl.clReleaseMemObject(mem_of(a));
+    a->dev = NULL;
+}
+
+static rg_status array_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes)
+{
+    if (nbytes == 0)
+        return RG_OK;
+    cl_int err = rg_cl.clEnqueueWriteBuffer(ocl_of(a)->queue, mem_of(a), CL_TRUE, byte_off,
+                                            nbytes, src, 0, NULL, NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(a->ctx, err, false, "clEnqueueWriteBuffer");
+}
+
+static rg_status array_read(const rg_array *a, size_t byte_off, void *dst, size_t nbytes)
+{
+    if (nbytes == 0)
+        return RG_OK;
+    cl_int err = rg_cl.clEnqueueReadBuffer(ocl_of(a)->queue, mem_of(a), CL_TRUE, byte_off,
+                                           nbytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(a->ctx, err, false, "clEnqueueReadBuffer");
+}
+
+/* ---- offsets.cl: checks, lengths, totals ---------------------------------- */
+
+static rg_status offsets_kernel(rg_context *ctx, rg_dtype in, rg_dtype out, const char *name,
+                                rg_ocl_kernel *k)
+{
+    char options[64];
+    snprintf(options, sizeof options, "-DIN_T=%s -DOUT_T=%s", cl_type(in), cl_type(out));
+    return rg_ocl_get_kernel(ctx, "offsets.cl", options, name, k);
+}
+
+static int64_t min_of(const int64_t *v, size_t n)
+{
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad)
+{
+    rg_context *ctx = offsets->ctx;
+    rg_ocl_kernel k;
+    rg_status st = offsets_kernel(ctx, offsets->dtype, offsets->dtype, "offsets_check", &k);
+    if (st != RG_OK)
+        return st;
+    cl_mem o = mem_of(offsets), partial = NULL;
+    cl_ulong n = offsets->length;
+    size_t groups = stride_groups(n, k.group, MAX_REDUCE_GROUPS);
+    int64_t bad[MAX_REDUCE_GROUPS];
+    kernel_arg args[] = {ARG(o), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(partial)};
+    st = temp_buffer(ctx, groups * sizeof(cl_long), &partial);
+    if (st == RG_OK)
+        st = launch(ctx, &k, groups, k.group, args, NARGS(args));
+    if (st == RG_OK)
+        st = read_back(ctx, partial, groups * sizeof(cl_long), bad);
+    if (partial)
+        rg_cl.clReleaseMemObject(partial);
+    if (st == RG_OK) {
+        int64_t m = min_of(bad, groups);
+        *first_bad = m == INT64_MAX ? -1 : m;
+    }
+    return st;
+}
+
+static rg_status lengths(rg_array *out, const rg_array *offsets)
+{
+    rg_context *ctx = offsets->ctx;
+    cl_ulong nsegs = offsets->length - 1;
+    if (nsegs == 0)
+        return RG_OK;
+    rg_ocl_kernel k;
+    rg_status st = offsets_kernel(ctx, offsets->dtype, out->dtype, "lengths", &k);
+    cl_mem o = mem_of(offsets), dst = mem_of(out);
+    kernel_arg args[] = {ARG(o), ARG(nsegs), ARG(dst)};
+    if (st == RG_OK)
+        st = launch(ctx, &k, stride_groups(nsegs, k.group, MAX_STRIDE_GROUPS), k.group, args,
+                    NARGS(args));
+    return st;
+}
+
+static uint64_t saturated_sum(const uint64_t *v, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum = v[i] > UINT64_MAX - sum ? UINT64_MAX : sum + v[i];
+    return sum;
+}
+
+static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uint64_t *total)
+{
+    rg_context *ctx = len->ctx;
+    cl_ulong n = len->length;
+    if (n == 0) {
+        *first_negative = -1;
+        *total = 0;
+        return RG_OK;
+    }
+    rg_ocl_kernel k;
+    rg_status st = offsets_kernel(ctx, len->dtype, len->dtype, "lengths_total", &k);
+    if (st != RG_OK)
+        return st;
+    size_t groups = stride_groups(n, k.group, MAX_REDUCE_GROUPS);
+    cl_mem in = mem_of(len), bad_mem = NULL, sum_mem = NULL;
+    int64_t bad[MAX_REDUCE_GROUPS];
+    uint64_t sum[MAX_REDUCE_GROUPS];
+    kernel_arg args[] = {ARG(in), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(bad_mem),
+                         ARG(sum_mem)};
+    st = temp_buffer(ctx, groups * sizeof(cl_long), &bad_mem);
+    if (st == RG_OK)
+        st = temp_buffer(ctx, groups * sizeof(cl_long), &sum_mem);
+    if (st == RG_OK)
+        st = launch(ctx, &k, groups, k.group, args, NARGS(args));
+    if (st == RG_OK)
+        st = read_back(ctx, bad_mem, groups * sizeof(cl_long), bad);
+    if (st == RG_OK)
+        st = read_back(ctx, sum_mem, groups * sizeof(cl_long), sum);
+    if (bad_mem)
+        rg_cl.clReleaseMemObject(bad_mem);
+    if (sum_mem)
+        rg_cl.clReleaseMemObject(sum_mem);
+    if (st == RG_OK) {
+        int64_t m = min_of(bad, groups);
+        *first_negative = m == INT64_MAX ? -1 : m;
+        *total = saturated_sum(sum, groups);
+    }
+    return st;
+}
+
+/* ---- scan.cl -------------------------------------------------------------- */
+
+typedef struct scan_kernels {
+    rg_ocl_kernel reduce, partials, chunks;
+    size_t group; /* one size for all three: scan_partials needs chunks <= group */
+} scan_kernels;
+
+static rg_status get_scan_kernels(rg_context *ctx, rg_dtype in, rg_dtype out, int op,
+                                  scan_kernels *s)
+{
+    char options[96];
+    snprintf(options, sizeof options, "-DIN_T=%s -DOUT_T=%s -DSCAN_OP=%d -DVT=%d", cl_type(in),
+             cl_type(out), op, SCAN_VT);
+    rg_status st = rg_ocl_get_kernel(ctx, "scan.cl", options, "scan_reduce", &s->reduce);
+    if (st == RG_OK)
+        st = rg_ocl_get_kernel(ctx, "scan.cl", options, "scan_partials", &s->partials);
+    if (st == RG_OK)
+        st = rg_ocl_get_kernel(ctx, "scan.cl", options, "scan_chunks", &s->chunks);
+    s->group = s->reduce.group;
+    if (s->partials.group < s->group)
+        s->group = s->partials.group;
+    if (s->chunks.group < s->group)
+        s->group = s->chunks.group;
+    return st;
+}
+
+/* out[i + shift] = in[0] op ... op in[i] for i < n (n > 0); shift 1 also writes out[0] = 0
+ * (add only).  in and out may be one buffer when shift is 0. */
+static rg_status scan(rg_context *ctx, cl_mem in, rg_dtype in_type, cl_mem out,
+                      rg_dtype out_type, size_t n, int op, cl_ulong shift)
+{
+    scan_kernels s;
+    rg_status st = get_scan_kernels(ctx, in_type, out_type, op, &s);
+    if (st != RG_OK)
+        return st;
+    /* At most one chunk per work-item of a group, each a whole number of tiles. */
+    size_t group = s.group, tile = group * SCAN_VT;
+    size_t count = stride_groups(n, tile, group);
+    size_t per_chunk = n / count + (n % count != 0);
+    cl_ulong chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
+    count = n / chunk + (n % chunk != 0);
+    cl_ulong n64 = n, count64 = count;
+    cl_mem partial = NULL;
+    kernel_arg reduce_args[] = {ARG(in), ARG(n64), ARG(chunk), ARG(partial),
+                                LOCAL_ARG(group * sizeof(cl_long))};
+    kernel_arg partial_args[] = {ARG(partial), ARG(count64), LOCAL_ARG(group * sizeof(cl_long))};
+    kernel_arg chunk_args[] = {ARG(in),      ARG(out),
+                               ARG(n64),     ARG(chunk),
+                               ARG(shift),   ARG(partial),
+                               LOCAL_ARG(tile * sizeof(cl_long)),
+                               LOCAL_ARG(group * sizeof(cl_long))};
+    st = temp_buffer(ctx, count * sizeof(cl_long), &partial);
+    if (st == RG_OK)
+        st = launch(ctx, &s.reduce, count, group, reduce_args, NARGS(reduce_args));
+    if (st == RG_OK)
+        st = launch(ctx, &s.partials, 1, group, partial_args, NARGS(partial_args));
+    if (st == RG_OK)
+        st = launch(ctx, &s.chunks, count, group, chunk_args, NARGS(chunk_args));
+    if (partial)
+        rg_cl.clReleaseMemObject(partial);
+    return st;
+}
+
+static rg_status offsets_from_lengths(rg_array *offsets, const rg_array *len)
+{
+    rg_context *ctx = offsets->ctx;
+    if (len->length == 0) {
+        static const int64_t zero = 0;
+        return array_write(offsets, 0, &zero, rg_dtype_size(offsets->dtype));
+    }
+    return scan(ctx, mem_of(len), len->dtype, mem_of(offsets), offsets->dtype, len->length,
+                SCAN_ADD, 1);
+}
+
+/* ---- parents.cl ----------------------------------------------------------- */
+
+typedef struct seg_job {
+    rg_context *ctx;
+    cl_mem o, out;
+    cl_ulong nsegs, nelems;
+    cl_int kind;
+    char options[64];
+} seg_job;
+
+static rg_status seg_kernel(const seg_job *job, const char *name, rg_ocl_kernel *k)
+{
+    return rg_ocl_get_kernel(job->ctx, "parents.cl", job->options, name, k);
+}
+
+static rg_status by_bsearch(seg_job *job)
+{
+    rg_ocl_kernel k;
+    rg_status st = seg_kernel(job, "seg_bsearch", &k);
+    kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(job->kind),
+                         ARG(job->out)};
+    return st != RG_OK ? st
+                       : launch(job->ctx, &k, stride_groups(job->nelems, k.group,
+                                                            MAX_STRIDE_GROUPS),
+                                k.group, args, NARGS(args));
+}
+
+static rg_status by_segment(seg_job *job)
+{
+    rg_ocl_kernel k;
+    rg_status st = seg_kernel(job, "seg_per_segment", &k);
+    kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
+    return st != RG_OK ? st
+                       : launch(job->ctx, &k, stride_groups(job->nsegs, k.group,
+                                                            MAX_STRIDE_GROUPS),
+                                k.group, args, NARGS(args));
+}
+
+static rg_status by_merge_path(seg_job *job)
+{
+    rg_ocl_kernel k;
+    rg_status st = seg_kernel(job, "seg_merge_path", &k);
+    cl_ulong per_item = MERGE_PER_ITEM;
+    size_t steps = job->nsegs + job->nelems;
+    size_t pieces = steps / per_item + (steps % per_item != 0);
+    kernel_arg args[] = {ARG(job->o),    ARG(job->nsegs), ARG(job->nelems),
+                         ARG(per_item), ARG(job->kind),  ARG(job->out)};
+    return st != RG_OK ? st
+                       : launch(job->ctx, &k, stride_groups(pieces, k.group, MAX_STRIDE_GROUPS),
+                                k.group, args, NARGS(args));
+}
+
+/* Zero, mark each non-empty segment's first element, flood the marks with a
+ * max-scan in place; the local index then subtracts the flooded starts. */
+static rg_status by_flood(seg_job *job, rg_dtype out_type)
+{
+    rg_ocl_kernel scatter, local;
+    rg_status st = seg_kernel(job, "flood_scatter", &scatter);
+    if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
+        st = seg_kernel(job, "flood_local", &local);
+    kernel_arg scatter_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
+    kernel_arg local_args[] = {ARG(job->out), ARG(job->nelems)};
+    if (st == RG_OK)
+        st = fill_zero(job->ctx, job->out, job->nelems * rg_dtype_size(out_type));
+    if (st == RG_OK)
+        st = launch(job->ctx, &scatter, stride_groups(job->nsegs, scatter.group,
+                                                      MAX_STRIDE_GROUPS),
+                    scatter.group, scatter_args, NARGS(scatter_args));
+    if (st == RG_OK)
+        st = scan(job->ctx, job->out, out_type, job->out, out_type, job->nelems, SCAN_MAX, 0);
+    if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
+        st = launch(job->ctx, &local, stride_groups(job->nelems, local.group, MAX_STRIDE_GROUPS),
+                    local.group, local_args, NARGS(local_args));
+    return st;
+}
+
+static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strategy strategy,
+                               rg_elem_kind kind)
+{
+    if (out->length == 0)
+        return RG_OK; /* no elements, nothing to write (and no buffer to write to) */
+    seg_job job = {out->ctx, mem_of(offsets), mem_of(out), offsets->length - 1, out->length,
+                   (cl_int)kind, ""};
+    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s", cl_type(offsets->dtype),
+             cl_type(out->dtype));
+    switch (strategy) {
+    case RG_STRATEGY_BSEARCH: return by_bsearch(&job);
+    case RG_STRATEGY_PER_SEGMENT: return by_segment(&job);
+    case RG_STRATEGY_FLOOD: return by_flood(&job, out->dtype);
+    case RG_STRATEGY_MERGE_PATH: return by_merge_path(&job);
+    case RG_STRATEGY_AUTO: break;
+    }
+    return rg_set_error(out->ctx, RG_EINVAL, "elem_segments: strategy %d is not a concrete one",
+                        (int)strategy);
+}
+
+const rg_ops rg_ocl_ops = {
+    .destroy = rg_ocl_destroy,
+    .array_alloc = array_alloc,
+    .array_release = array_release,
+    .array_write = array_write,
+    .array_read = array_read,
+    .offsets_check = offsets_check,
+    .lengths = lengths,
+    .lengths_total = lengths_total,
+    .offsets_from_lengths = offsets_from_lengths,
+    .elem_segments = elem_segments,
+};

@@ -1,0 +1,608 @@
+/* omp.c — the OpenMP backend: arrays in host memory, primitives as parallel loops. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../internal.h"
+
+/* ------------------------------------------------------------------------
+ * Threads.  Without OpenMP the pragmas vanish and every team has one thread,
+ * so the same code runs as serial loops.
+ * ------------------------------------------------------------------------ */
+
+#define RG_PRAGMA(x) _Pragma(#x)
+#ifdef _OPENMP
+#define RG_OMP(directive) RG_PRAGMA(omp directive)
+#else
+#define RG_OMP(directive)
+#endif
+
+/* Below this much work (elements + segments) a team costs more than it saves.
+ * Building with -DRG_OMP_MIN_PARALLEL=1 runs even tiny inputs in parallel. */
+#ifndef RG_OMP_MIN_PARALLEL
+#define RG_OMP_MIN_PARALLEL ((size_t)1 << 15)
+#endif
+
+/* Segments handed out at a time by the per-segment strategy's dynamic schedule. */
+#define RG_OMP_SEGMENT_CHUNK 256
+
+/* How many threads to ask for, given the amount of work. */
+static int team_size(size_t work)
+{
+#ifdef _OPENMP
+    if (work >= RG_OMP_MIN_PARALLEL)
+        return omp_get_max_threads();
+#endif
+    (void)work;
+    return 1;
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static int team_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Start of part t when n items are cut into parts nearly equal parts (the
+ * first n % parts get one more); part t is [begin(t), begin(t + 1)). */
+static inline size_t part_begin(size_t n, int t, int parts)
+{
+    size_t q = n / (size_t)parts, r = n % (size_t)parts, ut = (size_t)t;
+    return ut * q + (ut < r ? ut : r);
+}
+
+/* Room for one int64 per thread and one more, for the two-pass scans. */
+static int64_t *team_scratch(rg_context *ctx, int team)
+{
+    int64_t *s = malloc(((size_t)team + 1) * sizeof *s);
+    if (!s)
+        rg_set_error(ctx, RG_ENOMEM, "OpenMP backend: out of host memory for %d scan partials",
+                     team);
+    return s;
+}
+
+/* a + b stuck at UINT64_MAX instead of wrapping. */
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t s;
+    return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
+/* ------------------------------------------------------------------------
+ * Generic kernels.  Each body below is written once as a macro and
+ * instantiated for every int32/int64 type (pair) by RG_EACH_TYPE and
+ * RG_EACH_PAIR; the dispatch tables at the end pick the instance.  Pair
+ * instances are named op_OUT_IN, e.g. lengths_i32_i64 writes int32 lengths
+ * from int64 offsets.
+ * ------------------------------------------------------------------------ */
+
+#define RG_EACH_TYPE(X) X(i32, int32_t) X(i64, int64_t)
+#define RG_EACH_PAIR(X)                                                                    \
+    X(i32, int32_t, i32, int32_t)                                                          \
+    X(i32, int32_t, i64, int64_t)                                                          \
+    X(i64, int64_t, i32, int32_t)                                                          \
+    X(i64, int64_t, i64, int64_t)
+/* The same order as a table initialiser; pair_index() computes the index. */
+#define RG_PAIR_TABLE(op) { op##_i32_i32, op##_i32_i64, op##_i64_i32, op##_i64_i64 }
+
+static inline int pair_index(rg_dtype out, rg_dtype in)
+{
+    return (out == RG_INT64) * 2 + (in == RG_INT64);
+}
+
+static inline int type_index(rg_dtype t)
+{
+    return t == RG_INT64;
+}
+
+static inline bool is_index_dtype(rg_dtype t)
+{
+    return t == RG_INT32 || t == RG_INT64;
+}
+
+/* offsets_check: the first i with o[0] != 0 or o[i] < o[i-1], else -1.  Each
+ * thread stops at the first bad index of its part; parts are in order, so
+ * the smallest of those is the first overall. */
+#define RG_DEFINE_OFFSETS_CHECK(N, T)                                                      \
+    static int64_t offsets_check_##N(const void *offsets, size_t len)                     \
+    {                                                                                      \
+        const T *o = offsets;                                                              \
+        if (o[0] != 0)                                                                     \
+            return 0;                                                                      \
+        size_t pairs = len - 1; /* comparisons o[i-1] <= o[i] for i in 1..len-1 */         \
+        int64_t bad = INT64_MAX;                                                           \
+        RG_OMP(parallel num_threads(team_size(pairs)) reduction(min : bad))                \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            size_t end = 1 + part_begin(pairs, t + 1, nt);                                 \
+            for (size_t i = 1 + part_begin(pairs, t, nt); i < end; i++)                    \
+                if (o[i] < o[i - 1]) {                                                     \
+                    bad = (int64_t)i;                                                      \
+                    break;                                                                 \
+                }                                                                          \
+        }                                                                                  \
+        return bad == INT64_MAX ? -1 : bad;                                                \
+    }
+
+/* lengths_total: the first negative length and the sum saturated at UINT64_MAX. */
+#define RG_DEFINE_LENGTHS_TOTAL(N, T)                                                      \
+    static void lengths_total_##N(const void *lengths, size_t n, int64_t *first_negative,  \
+                                  uint64_t *total)                                         \
+    {                                                                                      \
+        const T *len = lengths;                                                            \
+        int64_t neg = INT64_MAX;                                                           \
+        uint64_t sum = 0;                                                                  \
+        RG_OMP(parallel num_threads(team_size(n)))                                         \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            size_t end = part_begin(n, t + 1, nt);                                         \
+            int64_t my_neg = INT64_MAX;                                                    \
+            uint64_t my_sum = 0;                                                           \
+            for (size_t i = part_begin(n, t, nt); i < end; i++) {                          \
+                if (len[i] < 0) {                                                          \
+                    my_neg = (int64_t)i;                                                   \
+                    break;                                                                 \
+                }                                                                          \
+                my_sum = sat_add(my_sum, (uint64_t)len[i]);                                \
+            }                                                                              \
+            RG_OMP(critical(rg_omp_lengths_total))                                         \
+            {                                                                              \
+                neg = my_neg < neg ? my_neg : neg;                                         \
+                sum = sat_add(sum, my_sum);                                                \
+            }                                                                              \
+        }                                                                                  \
+        *first_negative = neg == INT64_MAX ? -1 : neg;                                     \
+        *total = sum;                                                                      \
+    }
+
+RG_EACH_TYPE(RG_DEFINE_OFFSETS_CHECK)
+RG_EACH_TYPE(RG_DEFINE_LENGTHS_TOTAL)
+
+/* lengths: len[i] = o[i+1] - o[i]. */
+#define RG_DEFINE_LENGTHS(ON, OT, IN, IT)                                                  \
+    static void lengths_##ON##_##IN(void *lengths, const void *offsets, size_t nsegs)      \
+    {                                                                                      \
+        OT *restrict len = lengths;                                                        \
+        const IT *restrict o = offsets;                                                    \
+        RG_OMP(parallel for schedule(static) num_threads(team_size(nsegs)))                \
+        for (size_t i = 0; i < nsegs; i++)                                                 \
+            len[i] = (OT)((int64_t)o[i + 1] - (int64_t)o[i]);                              \
+    }
+
+/* offsets_from_lengths: a two-pass scan.  Each thread sums its part of the
+ * lengths, one thread scans the nt partial sums, then each thread writes the
+ * offsets of its part starting from its partial. */
+#define RG_DEFINE_FROM_LENGTHS(ON, OT, IN, IT)                                             \
+    static void from_lengths_##ON##_##IN(void *offsets, const void *lengths, size_t nsegs, \
+                                         int team, int64_t *partial)                       \
+    {                                                                                      \
+        OT *restrict o = offsets;                                                          \
+        const IT *restrict len = lengths;                                                  \
+        (void)team;                                                                        \
+        o[0] = 0;                                                                          \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            size_t begin = part_begin(nsegs, t, nt), end = part_begin(nsegs, t + 1, nt);   \
+            int64_t sum = 0;                                                               \
+            for (size_t i = begin; i < end; i++)                                           \
+                sum += len[i];                                                             \
+            partial[t + 1] = sum;                                                          \
+            RG_OMP(barrier)                                                                \
+            RG_OMP(single)                                                                 \
+            {                                                                              \
+                partial[0] = 0;                                                            \
+                for (int j = 1; j <= nt; j++)                                              \
+                    partial[j] += partial[j - 1];                                          \
+            }                                                                              \
+            sum = partial[t];                                                              \
+            for (size_t i = begin; i < end; i++) {                                         \
+                sum += len[i];                                                             \
+                o[i + 1] = (OT)sum;                                                        \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+RG_EACH_PAIR(RG_DEFINE_LENGTHS)
+RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
+
+/* ------------------------------------------------------------------------
+ * elem_segments: for element k of segment i write i (parents), k - o[i]
+ * (local index) or o[i] (starts).  Four strategies, same result.
+ * ------------------------------------------------------------------------ */
+
+/* Writes what kind asks for into out[b .. e), all of segment seg starting at
+ * start.  Three plain loops; omp simd has them vectorised at -O2 as well. */
+#define RG_DEFINE_FILL(N, T)                                                               \
+    static inline void fill_##N(T *restrict out, int64_t b, int64_t e, int64_t seg,        \
+                                int64_t start, rg_elem_kind kind)                          \
+    {                                                                                      \
+        if (kind == RG_ELEM_PARENTS) {                                                     \
+            const T v = (T)seg;                                                            \
+            RG_OMP(simd)                                                                   \
+            for (int64_t k = b; k < e; k++)                                                \
+                out[k] = v;                                                                \
+        } else if (kind == RG_ELEM_LOCAL) {                                                \
+            RG_OMP(simd)                                                                   \
+            for (int64_t k = b; k < e; k++)                                                \
+                out[k] = (T)(k - start);                                                   \
+        } else {                                                                           \
+            const T v = (T)start;                                                          \
+            RG_OMP(simd)                                                                   \
+            for (int64_t k = b; k < e; k++)                                                \
+                out[k] = v;                                                                \
+        }                                                                                  \
+    }
+
+/* Like fill, for short segments: writes whole blocks of RG_OMP_BLOCK elements
+ * from b, so out[e .. e + RG_OMP_BLOCK - 1) may get values that belong to no
+ * segment here.  The caller fills the following elements afterwards, which
+ * overwrites them.  Fixed-size blocks need no data-dependent loop exit for
+ * segments shorter than a block, so the many short segments of a skewed
+ * array cost a few stores each instead of a branch mispredict. */
+#define RG_OMP_BLOCK 8
+#define RG_DEFINE_FILL_BLOCKS(N, T)                                                        \
+    static inline void fill_blocks_##N(T *restrict out, int64_t b, int64_t e, int64_t seg, \
+                                       int64_t start, rg_elem_kind kind)                   \
+    {                                                                                      \
+        int64_t k = b;                                                                     \
+        if (kind == RG_ELEM_LOCAL) {                                                       \
+            do {                                                                           \
+                RG_OMP(simd)                                                               \
+                for (int j = 0; j < RG_OMP_BLOCK; j++)                                     \
+                    out[k + j] = (T)(k + j - start);                                       \
+                k += RG_OMP_BLOCK;                                                         \
+            } while (k < e);                                                               \
+        } else {                                                                           \
+            const T v = (T)(kind == RG_ELEM_PARENTS ? seg : start);                        \
+            do {                                                                           \
+                RG_OMP(simd)                                                               \
+                for (int j = 0; j < RG_OMP_BLOCK; j++)                                     \
+                    out[k + j] = v;                                                        \
+                k += RG_OMP_BLOCK;                                                         \
+            } while (k < e);                                                               \
+        }                                                                                  \
+    }
+
+/* The segment holding element k: the largest i < nsegs with o[i] <= k
+ * (o[0] = 0 <= k, so there is one). */
+#define RG_DEFINE_UPPER_BOUND(N, T)                                                        \
+    static inline int64_t segment_of_##N(const T *o, int64_t nsegs, int64_t k)            \
+    {                                                                                      \
+        int64_t lo = 0, count = nsegs; /* answer + 1 lies in [lo, lo + count] */           \
+        while (count > 0) {                                                                \
+            int64_t half = count / 2;                                                      \
+            if ((int64_t)o[lo + half] <= k) {                                              \
+                lo += half + 1;                                                            \
+                count -= half + 1;                                                         \
+            } else {                                                                       \
+                count = half;                                                              \
+            }                                                                              \
+        }                                                                                  \
+        return lo - 1;                                                                     \
+    }
+
+/* Merge path of the segment ends o[1..nsegs] with the elements 0..nelems-1:
+ * segment end j comes before element k when o[j+1] <= k.  Returns how many
+ * segment ends lie among the first diag steps; the rest are elements. */
+#define RG_DEFINE_PATH_SEARCH(N, T)                                                        \
+    static inline int64_t path_search_##N(const T *o, int64_t nsegs, int64_t nelems,      \
+                                          int64_t diag)                                    \
+    {                                                                                      \
+        int64_t lo = diag > nelems ? diag - nelems : 0;                                    \
+        int64_t hi = diag < nsegs ? diag : nsegs;                                          \
+        while (lo < hi) {                                                                  \
+            int64_t mid = lo + (hi - lo) / 2;                                              \
+            if ((int64_t)o[mid + 1] <= diag - 1 - mid)                                     \
+                lo = mid + 1;                                                              \
+            else                                                                           \
+                hi = mid;                                                                  \
+        }                                                                                  \
+        return lo;                                                                         \
+    }
+
+RG_EACH_TYPE(RG_DEFINE_FILL)
+RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
+RG_EACH_TYPE(RG_DEFINE_UPPER_BOUND)
+RG_EACH_TYPE(RG_DEFINE_PATH_SEARCH)
+
+/* Every strategy instance has this signature; scratch holds team + 1 int64
+ * (only the flood fill uses it). */
+typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t nelems,
+                        rg_elem_kind kind, int team, int64_t *scratch);
+
+/* BSEARCH: every element searches the offsets for its segment. */
+#define RG_DEFINE_BSEARCH(ON, OT, IN, IT)                                                  \
+    static void bsearch_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,       \
+                                    int64_t nelems, rg_elem_kind kind, int team,           \
+                                    int64_t *scratch)                                      \
+    {                                                                                      \
+        OT *restrict out = out_;                                                           \
+        const IT *restrict o = offsets;                                                    \
+        (void)scratch, (void)team;                                                         \
+        RG_OMP(parallel for schedule(static) num_threads(team))                            \
+        for (int64_t k = 0; k < nelems; k++) {                                             \
+            int64_t i = segment_of_##IN(o, nsegs, k);                                      \
+            out[k] = (OT)(kind == RG_ELEM_PARENTS ? i                                      \
+                          : kind == RG_ELEM_LOCAL ? k - (int64_t)o[i]                      \
+                                                  : (int64_t)o[i]);                        \
+        }                                                                                  \
+    }
+
+/* PER_SEGMENT: segments are dealt out in small dynamic chunks; each is filled
+ * by one thread (so one huge segment runs on one thread). */
+#define RG_DEFINE_PER_SEGMENT(ON, OT, IN, IT)                                              \
+    static void per_segment_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,   \
+                                        int64_t nelems, rg_elem_kind kind, int team,       \
+                                        int64_t *scratch)                                  \
+    {                                                                                      \
+        OT *restrict out = out_;                                                           \
+        const IT *restrict o = offsets;                                                    \
+        (void)nelems, (void)scratch, (void)team;                                           \
+        RG_OMP(parallel for schedule(dynamic, RG_OMP_SEGMENT_CHUNK) num_threads(team))     \
+        for (int64_t i = 0; i < nsegs; i++)                                                \
+            fill_##ON(out, o[i], o[i + 1], i, o[i], kind);                                 \
+    }
+
+/* FLOOD: zero the output, write v(i) at o[i] for each non-empty segment i
+ * (non-empty segments have distinct starts), then an inclusive max-scan.
+ * v(i) = i gives parents; v(i) = o[i] gives starts, and local = k - starts.
+ * The scan has two passes: part maxima, a scan of those, then each part. */
+#define RG_DEFINE_FLOOD(ON, OT, IN, IT)                                                    \
+    static void flood_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,         \
+                                  int64_t nelems, rg_elem_kind kind, int team,             \
+                                  int64_t *carry)                                          \
+    {                                                                                      \
+        OT *restrict out = out_;                                                           \
+        const IT *restrict o = offsets;                                                    \
+        (void)team;                                                                        \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            int64_t begin = (int64_t)part_begin((size_t)nelems, t, nt);                    \
+            int64_t end = (int64_t)part_begin((size_t)nelems, t + 1, nt);                  \
+            for (int64_t k = begin; k < end; k++)                                          \
+                out[k] = 0;                                                                \
+            RG_OMP(barrier)                                                                \
+            RG_OMP(for schedule(static))                                                   \
+            for (int64_t i = 0; i < nsegs; i++)                                            \
+                if (o[i + 1] > o[i])                                                       \
+                    out[o[i]] = (OT)(kind == RG_ELEM_PARENTS ? i : (int64_t)o[i]);         \
+            /* the implicit barrier of omp for: every mark is written */                  \
+            OT top = 0;                                                                    \
+            for (int64_t k = begin; k < end; k++)                                          \
+                top = out[k] > top ? out[k] : top;                                         \
+            carry[t + 1] = top;                                                            \
+            RG_OMP(barrier)                                                                \
+            RG_OMP(single)                                                                 \
+            {                                                                              \
+                carry[0] = 0;                                                              \
+                for (int j = 1; j <= nt; j++)                                              \
+                    carry[j] = carry[j] > carry[j - 1] ? carry[j] : carry[j - 1];          \
+            }                                                                              \
+            OT run = (OT)carry[t];                                                         \
+            if (kind == RG_ELEM_LOCAL) {                                                   \
+                for (int64_t k = begin; k < end; k++) {                                    \
+                    run = out[k] > run ? out[k] : run;                                     \
+                    out[k] = (OT)(k - run);                                                \
+                }                                                                          \
+            } else {                                                                       \
+                for (int64_t k = begin; k < end; k++) {                                    \
+                    run = out[k] > run ? out[k] : run;                                     \
+                    out[k] = run;                                                          \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+/* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
+ * steps) is cut into one equal piece per thread; a thread finds where its
+ * piece starts and ends by binary search on the two diagonals, then fills
+ * its elements segment by segment, clipped to [k0, k1).  Pieces split
+ * segments, so no length distribution unbalances the threads.  Segments
+ * that end at least a block before k1 are written in whole blocks. */
+#define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
+    static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,    \
+                                       int64_t nelems, rg_elem_kind kind, int team,        \
+                                       int64_t *scratch)                                   \
+    {                                                                                      \
+        OT *restrict out = out_;                                                           \
+        const IT *restrict o = offsets;                                                    \
+        (void)scratch, (void)team;                                                         \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            size_t steps = (size_t)nsegs + (size_t)nelems;                                 \
+            int64_t d0 = (int64_t)part_begin(steps, t, nt);                                \
+            int64_t d1 = (int64_t)part_begin(steps, t + 1, nt);                            \
+            int64_t i0 = path_search_##IN(o, nsegs, nelems, d0);                           \
+            int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
+            int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
+            int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
+            for (int64_t i = i0; i <= last; i++) {                                         \
+                int64_t start = o[i], stop = o[i + 1];                                     \
+                int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;            \
+                if (e <= k1 - RG_OMP_BLOCK)                                                \
+                    fill_blocks_##ON(out, b, e, i, start, kind);                           \
+                else                                                                       \
+                    fill_##ON(out, b, e, i, start, kind);                                  \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+RG_EACH_PAIR(RG_DEFINE_BSEARCH)
+RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
+RG_EACH_PAIR(RG_DEFINE_FLOOD)
+RG_EACH_PAIR(RG_DEFINE_MERGE_PATH)
+
+/* ------------------------------------------------------------------------
+ * The rg_ops entries: pick the instance for the dtypes and run it.
+ * ------------------------------------------------------------------------ */
+
+static rg_status dtype_error(rg_context *ctx, const char *op)
+{
+    return rg_set_error(ctx, RG_EDTYPE, "OpenMP backend: %s takes int32 or int64 arrays", op);
+}
+
+static void omp_destroy(rg_context *ctx)
+{
+    (void)ctx; /* no private state */
+}
+
+static rg_status omp_array_alloc(rg_array *a)
+{
+    a->host = NULL;
+    if (a->nbytes == 0)
+        return RG_OK;
+    a->host = calloc(1, a->nbytes);
+    if (!a->host)
+        return rg_set_error(a->ctx, RG_ENOMEM,
+                            "OpenMP backend: cannot allocate %zu bytes for %zu %s elements",
+                            a->nbytes, a->length, rg_dtype_name(a->dtype));
+    return RG_OK;
+}
+
+static void omp_array_release(rg_array *a)
+{
+    free(a->host);
+    a->host = NULL;
+}
+
+static rg_status omp_array_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes)
+{
+    if (nbytes > 0)
+        memcpy((char *)a->host + byte_off, src, nbytes);
+    return RG_OK;
+}
+
+static rg_status omp_array_read(const rg_array *a, size_t byte_off, void *dst, size_t nbytes)
+{
+    if (nbytes > 0)
+        memcpy(dst, (const char *)a->host + byte_off, nbytes);
+    return RG_OK;
+}
+
+static rg_status omp_offsets_check(const rg_array *offsets, int64_t *first_bad)
+{
+    static int64_t (*const fns[2])(const void *, size_t) = {offsets_check_i32,
+                                                            offsets_check_i64};
+    if (!is_index_dtype(offsets->dtype))
+        return dtype_error(offsets->ctx, "offsets_check");
+    *first_bad = fns[type_index(offsets->dtype)](offsets->host, offsets->length);
+    return RG_OK;
+}
+
+static rg_status omp_lengths(rg_array *lengths, const rg_array *offsets)
+{
+    static void (*const fns[4])(void *, const void *, size_t) = RG_PAIR_TABLE(lengths);
+    if (!is_index_dtype(lengths->dtype) || !is_index_dtype(offsets->dtype))
+        return dtype_error(offsets->ctx, "lengths");
+    if (lengths->length > 0)
+        fns[pair_index(lengths->dtype, offsets->dtype)](lengths->host, offsets->host,
+                                                        lengths->length);
+    return RG_OK;
+}
+
+static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negative,
+                                   uint64_t *total)
+{
+    static void (*const fns[2])(const void *, size_t, int64_t *, uint64_t *) = {
+        lengths_total_i32, lengths_total_i64};
+    if (!is_index_dtype(lengths->dtype))
+        return dtype_error(lengths->ctx, "lengths_total");
+    *first_negative = -1;
+    *total = 0;
+    if (lengths->length > 0)
+        fns[type_index(lengths->dtype)](lengths->host, lengths->length, first_negative, total);
+    return RG_OK;
+}
+
+static rg_status omp_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
+{
+    static void (*const fns[4])(void *, const void *, size_t, int, int64_t *) =
+        RG_PAIR_TABLE(from_lengths);
+    if (!is_index_dtype(offsets->dtype) || !is_index_dtype(lengths->dtype))
+        return dtype_error(offsets->ctx, "offsets_from_lengths");
+    int team = team_size(lengths->length);
+    int64_t *partial = team_scratch(offsets->ctx, team);
+    if (!partial)
+        return RG_ENOMEM;
+    fns[pair_index(offsets->dtype, lengths->dtype)](offsets->host, lengths->host,
+                                                    lengths->length, team, partial);
+    free(partial);
+    return RG_OK;
+}
+
+static rg_status omp_elem_segments(rg_array *out, const rg_array *offsets, rg_strategy strategy,
+                                   rg_elem_kind kind)
+{
+    static const elem_fn fns[][4] = {
+        [RG_STRATEGY_BSEARCH] = RG_PAIR_TABLE(bsearch),
+        [RG_STRATEGY_PER_SEGMENT] = RG_PAIR_TABLE(per_segment),
+        [RG_STRATEGY_FLOOD] = RG_PAIR_TABLE(flood),
+        [RG_STRATEGY_MERGE_PATH] = RG_PAIR_TABLE(merge_path),
+    };
+    rg_context *ctx = offsets->ctx;
+    if (!is_index_dtype(out->dtype) || !is_index_dtype(offsets->dtype))
+        return dtype_error(ctx, "elem_segments");
+    if (strategy < RG_STRATEGY_BSEARCH || strategy > RG_STRATEGY_MERGE_PATH)
+        return rg_set_error(ctx, RG_EINVAL, "OpenMP backend: no strategy %d", (int)strategy);
+    if (kind != RG_ELEM_PARENTS && kind != RG_ELEM_LOCAL && kind != RG_ELEM_STARTS)
+        return rg_set_error(ctx, RG_EINVAL, "OpenMP backend: no element kind %d", (int)kind);
+    int64_t nsegs = (int64_t)offsets->length - 1, nelems = (int64_t)out->length;
+    if (nelems == 0)
+        return RG_OK;
+    int team = team_size((size_t)nsegs + (size_t)nelems);
+    int64_t *scratch = NULL;
+    if (strategy == RG_STRATEGY_FLOOD && !(scratch = team_scratch(ctx, team)))
+        return RG_ENOMEM;
+    fns[strategy][pair_index(out->dtype, offsets->dtype)](out->host, offsets->host, nsegs,
+                                                          nelems, kind, team, scratch);
+    free(scratch);
+    return RG_OK;
+}
+
+static const rg_ops omp_ops = {
+    .destroy = omp_destroy,
+    .array_alloc = omp_array_alloc,
+    .array_release = omp_array_release,
+    .array_write = omp_array_write,
+    .array_read = omp_array_read,
+    .offsets_check = omp_offsets_check,
+    .lengths = omp_lengths,
+    .lengths_total = omp_lengths_total,
+    .offsets_from_lengths = omp_offsets_from_lengths,
+    .elem_segments = omp_elem_segments,
+};
+
+rg_status rg_omp_init(rg_context *ctx)
+{
+    ctx->ops = &omp_ops;
+    ctx->impl = NULL;
+    ctx->device_kind = RG_DEVICE_CPU;
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+    snprintf(ctx->device, sizeof ctx->device, "OpenMP, %d thread%s", n, n == 1 ? "" : "s");
+#else
+    snprintf(ctx->device, sizeof ctx->device, "serial loops, 1 thread (built without OpenMP)");
+#endif
+    return RG_OK;
+}

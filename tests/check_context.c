@@ -1,0 +1,273 @@
+/* check_context.c — contexts, backend selection by argument and environment, status strings, version. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* A pointer value no library call may write into an out parameter. */
+#define UNTOUCHED ((rg_context *)(uintptr_t)0x5A5A5A50u)
+
+START_TEST(test_create_free)
+{
+    TEST_CONTEXT(ctx, _i);
+    rg_backend want = test_backend(_i);
+
+    ck_assert_int_eq(rg_context_backend(ctx), want);
+    ck_assert_ptr_nonnull(rg_context_device(ctx));
+    ck_assert_msg(strlen(rg_context_device(ctx)) > 0, "empty device name");
+    rg_device_kind kind = rg_context_device_kind(ctx);
+    if (want == RG_BACKEND_OPENMP)
+        ck_assert_int_eq(kind, RG_DEVICE_CPU);
+    else
+        ck_assert_msg(kind == RG_DEVICE_CPU || kind == RG_DEVICE_GPU || kind == RG_DEVICE_ACCELERATOR,
+                      "device kind %d", (int)kind);
+    ck_assert_ptr_nonnull(rg_context_error(ctx));
+    ck_assert_str_eq(rg_context_error(ctx), "");
+
+    /* A second context on the same backend is independent of the first. */
+    rg_context *other = test_context(_i);
+    ck_assert_ptr_nonnull(other);
+    ck_assert_ptr_ne(other, ctx);
+    ck_assert_int_eq(rg_context_backend(other), want);
+    rg_context_free(other);
+
+    /* The first one still works after the second is gone. */
+    int64_t values[3] = {5, 6, 7};
+    rg_array *a = test_array_from_i64(ctx, RG_INT64, values, 3);
+    int64_t *back = test_read_i64(a);
+    test_expect_i64(back, values, 3, "array after freeing another context");
+    free(back);
+    rg_array_free(a);
+    rg_context_free(ctx);
+    rg_context_free(NULL);
+}
+END_TEST
+
+START_TEST(test_free_null)
+{
+    rg_context_free(NULL);
+    rg_array_free(NULL);
+    /* Still usable afterwards. */
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    ck_assert_int_eq(rg_context_backend(ctx), RG_BACKEND_OPENMP);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_strerror)
+{
+    const rg_status all[] = {RG_OK,        RG_EINVAL,    RG_ENOMEM,    RG_EDTYPE,   RG_ESIZE,
+                             RG_EOFFSETS,  RG_ERANGE,    RG_EOVERFLOW, RG_ENODEVICE, RG_EBUILD,
+                             RG_ENOKERNEL, RG_EDEVICE,   RG_EDEVMEM};
+    const size_t n = sizeof all / sizeof all[0];
+    for (size_t i = 0; i < n; i++) {
+        const char *s = rg_strerror(all[i]);
+        ck_assert_msg(s != NULL && s[0] != '\0', "rg_strerror(%d) empty", (int)all[i]);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_msg(strcmp(s, rg_strerror(all[j])) != 0, "rg_strerror(%d) == rg_strerror(%d) = \"%s\"",
+                          (int)all[i], (int)all[j], s);
+    }
+    /* Unknown statuses still get a string. */
+    ck_assert_ptr_nonnull(rg_strerror((rg_status)-99));
+    ck_assert_ptr_nonnull(rg_strerror((rg_status)5));
+}
+END_TEST
+
+START_TEST(test_version)
+{
+    ck_assert_ptr_nonnull(rg_version_string());
+    ck_assert_str_eq(rg_version_string(), RAGGED_VERSION_STRING);
+    char expect[64];
+    snprintf(expect, sizeof expect, "%d.%d.%d", RAGGED_VERSION_MAJOR, RAGGED_VERSION_MINOR,
+             RAGGED_VERSION_PATCH);
+    ck_assert_str_eq(RAGGED_VERSION_STRING, expect);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+    const rg_backend backends[] = {RG_BACKEND_AUTO, RG_BACKEND_OPENCL, RG_BACKEND_OPENMP};
+    for (int i = 0; i < 3; i++) {
+        const char *s = rg_backend_name(backends[i]);
+        ck_assert_msg(s != NULL && s[0] != '\0', "rg_backend_name(%d) empty", i);
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne(s, rg_backend_name(backends[j]));
+    }
+    ck_assert_ptr_nonnull(rg_backend_name((rg_backend)99));
+}
+END_TEST
+
+START_TEST(test_env_openmp)
+{
+    test_setenv("RAGGED_BACKEND", "openmp");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+    ck_assert_msg(st == RG_OK, "RAGGED_BACKEND=openmp: %d %s", (int)st, rg_context_error(NULL));
+    ck_assert_ptr_ne(ctx, UNTOUCHED);
+    ck_assert_int_eq(rg_context_backend(ctx), RG_BACKEND_OPENMP);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_env_opencl)
+{
+    test_setenv("RAGGED_BACKEND", "opencl");
+    test_unsetenv("RAGGED_DEVICE");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+    if (st == RG_ENODEVICE) {
+        /* No OpenCL at all: the environment asked for it, so no fallback. */
+        ck_assert_ptr_eq(ctx, UNTOUCHED);
+        ck_assert_msg(strlen(rg_context_error(NULL)) > 0, "no message for RG_ENODEVICE");
+        ck_assert_msg(!test_opencl_required(), "RAGGED_TEST_REQUIRE_OPENCL=1 but no OpenCL device: %s",
+                      rg_context_error(NULL));
+        fprintf(stderr, "skipped: no OpenCL device (RAGGED_BACKEND=opencl)\n");
+        return;
+    }
+    ck_assert_msg(st == RG_OK, "RAGGED_BACKEND=opencl: %d %s", (int)st, rg_context_error(NULL));
+    ck_assert_int_eq(rg_context_backend(ctx), RG_BACKEND_OPENCL);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_env_bogus)
+{
+    test_setenv("RAGGED_BACKEND", "bogus");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+    ck_assert_int_eq(st, RG_EINVAL);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    const char *msg = rg_context_error(NULL);
+    ck_assert_msg(test_contains(msg, "bogus") || test_contains(msg, "RAGGED_BACKEND"),
+                  "message should name the variable or its value: \"%s\"", msg ? msg : "(null)");
+}
+END_TEST
+
+/* Plain auto never takes an OpenCL CPU device (PoCL): GPU/accelerator or OpenMP. */
+START_TEST(test_auto_plain)
+{
+    test_unsetenv("RAGGED_BACKEND");
+    test_unsetenv("RAGGED_DEVICE");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+    ck_assert_msg(st == RG_OK, "auto: %d %s", (int)st, rg_context_error(NULL));
+    if (rg_context_backend(ctx) == RG_BACKEND_OPENCL)
+        ck_assert_int_ne(rg_context_device_kind(ctx), RG_DEVICE_CPU);
+    else
+        ck_assert_int_eq(rg_context_backend(ctx), RG_BACKEND_OPENMP);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_missing_opencl_library)
+{
+    static const char *missing = "/nonexistent/libOpenCL.so.1";
+    test_setenv("RAGGED_OPENCL_LIBRARY", missing);
+    test_unsetenv("RAGGED_BACKEND");
+    test_unsetenv("RAGGED_DEVICE");
+
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+    ck_assert_msg(st == RG_OK, "auto without an ICD loader: %d %s", (int)st, rg_context_error(NULL));
+    ck_assert_int_eq(rg_context_backend(ctx), RG_BACKEND_OPENMP);
+    rg_context_free(ctx);
+
+    ctx = UNTOUCHED;
+    st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    ck_assert_int_eq(st, RG_ENODEVICE);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    const char *msg = rg_context_error(NULL);
+    ck_assert_msg(msg != NULL && msg[0] != '\0', "no message for RG_ENODEVICE");
+#ifdef RAGGED_HAVE_OPENCL
+    ck_assert_msg(test_contains(msg, missing), "message should name %s: \"%s\"", missing, msg);
+#endif
+}
+END_TEST
+
+START_TEST(test_device_no_match)
+{
+    test_unsetenv("RAGGED_BACKEND");
+    test_unsetenv("RAGGED_DEVICE");
+    rg_context *ctx = UNTOUCHED;
+    rg_status any = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    if (any == RG_OK)
+        rg_context_free(ctx);
+    else
+        ck_assert_int_eq(any, RG_ENODEVICE);
+
+    test_setenv("RAGGED_DEVICE", "no-such-device");
+    ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    ck_assert_int_eq(st, RG_ENODEVICE);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    const char *msg = rg_context_error(NULL);
+    ck_assert_msg(msg != NULL && msg[0] != '\0', "no message for RG_ENODEVICE");
+    /* When some device exists, the failure is the filter's, so name it. */
+    if (any == RG_OK)
+        ck_assert_msg(test_contains(msg, "no-such-device"), "message should name the filter: \"%s\"", msg);
+}
+END_TEST
+
+START_TEST(test_create_bad_args)
+{
+    ck_assert_int_eq(rg_context_create(NULL, RG_BACKEND_OPENMP), RG_EINVAL);
+    ck_assert_msg(strlen(rg_context_error(NULL)) > 0, "no message for NULL out");
+    ck_assert_int_eq(rg_context_create(NULL, RG_BACKEND_AUTO), RG_EINVAL);
+
+    rg_context *ctx = UNTOUCHED;
+    ck_assert_int_eq(rg_context_create(&ctx, (rg_backend)7), RG_EINVAL);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    ck_assert_int_eq(rg_context_create(&ctx, (rg_backend)-1), RG_EINVAL);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+}
+END_TEST
+
+/* An error on one context leaves another context's message alone. */
+START_TEST(test_error_per_context)
+{
+    TEST_CONTEXT(a, _i);
+    rg_context *b = test_context(_i);
+    ck_assert_ptr_nonnull(b);
+    rg_array *arr = NULL;
+    ck_assert_int_eq(rg_array_create(&arr, a, (rg_dtype)99, 4), RG_EDTYPE);
+    ck_assert_ptr_null(arr);
+    ck_assert_msg(strlen(rg_context_error(a)) > 0, "no message after RG_EDTYPE");
+    ck_assert_str_eq(rg_context_error(b), "");
+    rg_context_free(b);
+    rg_context_free(a);
+}
+END_TEST
+
+Suite *context_suite(void)
+{
+    Suite *s = suite_create("context");
+
+    TCase *tc = test_tcase("create");
+    tcase_add_loop_test(tc, test_create_free, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_error_per_context, 0, TEST_NBACKENDS);
+    tcase_add_test(tc, test_free_null);
+    tcase_add_test(tc, test_create_bad_args);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("strings");
+    tcase_add_test(tc, test_strerror);
+    tcase_add_test(tc, test_version);
+    tcase_add_test(tc, test_names);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("environment");
+    tcase_add_test(tc, test_env_openmp);
+    tcase_add_test(tc, test_env_opencl);
+    tcase_add_test(tc, test_env_bogus);
+    tcase_add_test(tc, test_auto_plain);
+    tcase_add_test(tc, test_missing_opencl_library);
+    tcase_add_test(tc, test_device_no_match);
+    suite_add_tcase(s, tc);
+
+    return s;
+}

@@ -1,0 +1,433 @@
+/* check_offsets.c — offsets validation, lengths and offsets from lengths on every backend. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const rg_dtype index_dtypes[2] = {RG_INT32, RG_INT64};
+
+/* Fails unless msg holds every one of the given strings. */
+static void expect_message(const char *msg, const char *what, const char *a, const char *b)
+{
+    ck_assert_msg(test_contains(msg, a), "%s: message should contain \"%s\": \"%s\"", what, a, msg);
+    if (b != NULL)
+        ck_assert_msg(test_contains(msg, b), "%s: message should contain \"%s\": \"%s\"", what, b, msg);
+}
+
+/* rg_offsets_validate on offsets[0 .. n) of dtype. */
+static rg_status validate(rg_context *ctx, rg_dtype dtype, const int64_t *off, size_t n,
+                          size_t content_length)
+{
+    rg_array *a = test_array_from_i64(ctx, dtype, off, n);
+    rg_status st = rg_offsets_validate(a, content_length);
+    rg_array_free(a);
+    return st;
+}
+
+/* ---- rg_offsets_validate ------------------------------------------------ */
+
+START_TEST(test_validate_ok)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t zero[1] = {0}, empties[3] = {0, 0, 0}, some[4] = {0, 3, 3, 7};
+    for (int d = 0; d < 2; d++) {
+        rg_dtype dt = index_dtypes[d];
+        ck_assert_int_eq(validate(ctx, dt, zero, 1, 0), RG_OK);
+        ck_assert_int_eq(validate(ctx, dt, empties, 3, 0), RG_OK);
+        ck_assert_int_eq(validate(ctx, dt, some, 4, 7), RG_OK);
+
+        /* Past 2^20 offsets, every distribution. */
+        for (int dist = 0; dist < DIST_COUNT; dist++) {
+            size_t nsegs = (1u << 20) + 77;
+            int64_t *len = test_gen_lengths((test_dist)dist, nsegs, 1000, 11);
+            int64_t *off = ref_offsets(len, nsegs);
+            rg_status st = validate(ctx, dt, off, nsegs + 1, (size_t)off[nsegs]);
+            ck_assert_msg(st == RG_OK, "%s %s: %d %s", rg_dtype_name(dt), test_dist_name((test_dist)dist),
+                          (int)st, rg_context_error(ctx));
+            free(off);
+            free(len);
+        }
+    }
+    /* int64 offsets past 2^32 (nothing needs the content to exist). */
+    const int64_t big[3] = {0, 3000000000ll, 5000000000ll};
+    ck_assert_int_eq(validate(ctx, RG_INT64, big, 3, (size_t)5000000000ll), RG_OK);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_validate_bad)
+{
+    TEST_CONTEXT(ctx, _i);
+    for (int d = 0; d < 2; d++) {
+        rg_dtype dt = index_dtypes[d];
+
+        const int64_t first[3] = {4242, 5000, 6000};
+        ck_assert_int_eq(validate(ctx, dt, first, 3, 6000), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "first offset not 0", "4242", NULL);
+
+        const int64_t negative[3] = {-1, 0, 5};
+        ck_assert_int_eq(validate(ctx, dt, negative, 3, 5), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "first offset -1", "-1", NULL);
+
+        /* Decreasing at index 13 (97 < 120) and again at 17: the first is named. */
+        int64_t dec[20];
+        for (int i = 0; i < 20; i++)
+            dec[i] = 10 * i;
+        dec[13] = 97;
+        dec[17] = 5;
+        ck_assert_int_eq(validate(ctx, dt, dec, 20, 190), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "decreasing offsets", "13", "97");
+
+        const int64_t last[3] = {0, 3, 77};
+        ck_assert_int_eq(validate(ctx, dt, last, 3, 80), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "last offset short", "77", "80");
+        ck_assert_int_eq(validate(ctx, dt, last, 3, 50), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "last offset long", "77", "50");
+        const int64_t zero[1] = {0};
+        ck_assert_int_eq(validate(ctx, dt, zero, 1, 1), RG_EOFFSETS);
+
+        /* Far past 2^20, two bad places: the first one is named. */
+        size_t n = (1u << 21) + 1;
+        int64_t *big = malloc(n * sizeof *big);
+        ck_assert_ptr_nonnull(big);
+        for (size_t i = 0; i < n; i++)
+            big[i] = (int64_t)i;
+        big[1500001] = 1234567;
+        big[1800000] = 17;
+        ck_assert_int_eq(validate(ctx, dt, big, n, n - 1), RG_EOFFSETS);
+        expect_message(rg_context_error(ctx), "big decreasing offsets", "1500001", "1234567");
+        free(big);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_validate_bad_args)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t off[3] = {0, 1, 2};
+    const rg_dtype wrong[] = {RG_FLOAT32, RG_FLOAT64, RG_INT16, RG_UINT32, RG_UINT64, RG_INT8, RG_BOOL};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        rg_status st = validate(ctx, wrong[i], off, 3, 2);
+        ck_assert_msg(st == RG_EDTYPE, "%s offsets: %d, expected RG_EDTYPE", rg_dtype_name(wrong[i]), (int)st);
+    }
+    for (int d = 0; d < 2; d++) {
+        rg_array *empty = NULL;
+        ck_assert_int_eq(rg_array_create(&empty, ctx, index_dtypes[d], 0), RG_OK);
+        ck_assert_int_eq(rg_offsets_validate(empty, 0), RG_ESIZE);
+        ck_assert_msg(strlen(rg_context_error(ctx)) > 0, "no message for RG_ESIZE");
+        rg_array_free(empty);
+    }
+    ck_assert_int_eq(rg_offsets_validate(NULL, 0), RG_EINVAL);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- rg_lengths and rg_offsets_from_lengths ----------------------------- */
+
+/* Runs rg_lengths and rg_offsets_from_lengths on the given lengths for every
+ * in/out dtype pair and compares with the references. */
+static void check_round_trip(rg_context *ctx, const int64_t *len, size_t nsegs, const char *what)
+{
+    int64_t *off = ref_offsets(len, nsegs);
+    for (int di = 0; di < 2; di++) {
+        for (int dout = 0; dout < 2; dout++) {
+            rg_dtype tin = index_dtypes[di], tout = index_dtypes[dout];
+            char label[160];
+
+            /* lengths from offsets */
+            rg_array *offsets = test_array_from_i64(ctx, tin, off, nsegs + 1);
+            rg_array *lengths = test_array_filled(ctx, tout, nsegs, -3);
+            rg_status st = rg_lengths(lengths, offsets);
+            snprintf(label, sizeof label, "rg_lengths %s -> %s, %s, %zu segments", rg_dtype_name(tin),
+                     rg_dtype_name(tout), what, nsegs);
+            ck_assert_msg(st == RG_OK, "%s: %d %s", label, (int)st, rg_context_error(ctx));
+            int64_t *got = test_read_i64(lengths);
+            test_expect_i64(got, len, nsegs, label);
+            free(got);
+            rg_array_free(lengths);
+            rg_array_free(offsets);
+
+            /* offsets from lengths */
+            lengths = test_array_from_i64(ctx, tin, len, nsegs);
+            offsets = test_array_filled(ctx, tout, nsegs + 1, -3);
+            st = rg_offsets_from_lengths(offsets, lengths);
+            snprintf(label, sizeof label, "rg_offsets_from_lengths %s -> %s, %s, %zu segments",
+                     rg_dtype_name(tin), rg_dtype_name(tout), what, nsegs);
+            ck_assert_msg(st == RG_OK, "%s: %d %s", label, (int)st, rg_context_error(ctx));
+            got = test_read_i64(offsets);
+            test_expect_i64(got, off, nsegs + 1, label);
+            free(got);
+            /* and they are valid offsets for the content */
+            ck_assert_int_eq(rg_offsets_validate(offsets, (size_t)off[nsegs]), RG_OK);
+            rg_array_free(offsets);
+            rg_array_free(lengths);
+        }
+    }
+    free(off);
+}
+
+START_TEST(test_lengths_small)
+{
+    TEST_CONTEXT(ctx, _i);
+    /* Zero segments: offsets [0], no lengths. */
+    check_round_trip(ctx, NULL, 0, "zero segments");
+    const int64_t one[1] = {5}, empty_one[1] = {0};
+    check_round_trip(ctx, one, 1, "one segment");
+    check_round_trip(ctx, empty_one, 1, "one empty segment");
+
+    static const size_t sizes[] = {3, 255, 256, 257, 1000, 4099};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (int dist = 0; dist < DIST_COUNT; dist++) {
+            int64_t *len = test_gen_lengths((test_dist)dist, sizes[s], 5000, 100 + s);
+            check_round_trip(ctx, len, sizes[s], test_dist_name((test_dist)dist));
+            free(len);
+        }
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_lengths_big)
+{
+    TEST_CONTEXT(ctx, _i);
+    /* Past 2^20 segments (several scan blocks), and a huge single segment. */
+    size_t nsegs = (1u << 20) + 4321;
+    int64_t *len = test_gen_lengths(DIST_SHORT, nsegs, 0, 7);
+    check_round_trip(ctx, len, nsegs, "short, big");
+    free(len);
+    len = test_gen_lengths(DIST_POWER_LAW, nsegs, 1000, 8);
+    check_round_trip(ctx, len, nsegs, "power-law, big");
+    free(len);
+    len = test_gen_lengths(DIST_HUGE, 1001, (1 << 21) + 3, 9);
+    check_round_trip(ctx, len, 1001, "huge");
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* int64 values past 2^31 in and out, and int32 lengths of a big int64 total. */
+START_TEST(test_lengths_wide_values)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t off[3] = {0, 2000000000ll, 4000000000ll};
+    const int64_t len[2] = {2000000000ll, 2000000000ll};
+
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, 3);
+    rg_array *l64 = test_array_filled(ctx, RG_INT64, 2, -3);
+    ck_assert_int_eq(rg_lengths(l64, offsets), RG_OK);
+    int64_t *got = test_read_i64(l64);
+    test_expect_i64(got, len, 2, "int64 lengths of wide offsets");
+    free(got);
+
+    rg_array *l32 = test_array_from_i64(ctx, RG_INT32, len, 2);
+    rg_array *back = test_array_filled(ctx, RG_INT64, 3, -3);
+    ck_assert_int_eq(rg_offsets_from_lengths(back, l64), RG_OK);
+    got = test_read_i64(back);
+    test_expect_i64(got, off, 3, "int64 offsets from wide lengths");
+    free(got);
+    ck_assert_int_eq(rg_offsets_from_lengths(back, l32), RG_OK);
+    got = test_read_i64(back);
+    test_expect_i64(got, off, 3, "int64 offsets from int32 lengths with an int64 total");
+    free(got);
+
+    /* The documented rule: an int32 output is refused when the content length
+     * passes INT32_MAX, even if each length would fit; the output is untouched. */
+    rg_array_free(l32);
+    l32 = test_array_filled(ctx, RG_INT32, 2, -3);
+    rg_status st = rg_lengths(l32, offsets);
+    ck_assert_msg(st == RG_EOVERFLOW, "int32 lengths of content 4e9: %d (%s)", (int)st,
+                  rg_strerror(st));
+    ck_assert_ptr_nonnull(strstr(rg_context_error(ctx), "int32"));
+    test_expect_filled(l32, -3, "int32 lengths refused");
+
+    rg_array_free(back);
+    rg_array_free(l32);
+    rg_array_free(l64);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* A total of exactly INT32_MAX / INT64_MAX still fits its offsets. */
+START_TEST(test_offsets_total_limits)
+{
+    TEST_CONTEXT(ctx, _i);
+    int64_t *got;
+    rg_status st;
+    const int64_t l_i32max[2] = {INT32_MAX - 5, 5}, o_i32max[3] = {0, INT32_MAX - 5, INT32_MAX};
+    rg_array *in = test_array_from_i64(ctx, RG_INT32, l_i32max, 2);
+    rg_array *o32 = test_array_filled(ctx, RG_INT32, 3, -3);
+    ck_assert_int_eq(rg_offsets_from_lengths(o32, in), RG_OK);
+    got = test_read_i64(o32);
+    test_expect_i64(got, o_i32max, 3, "int32 offsets ending at INT32_MAX");
+    free(got);
+    rg_array_free(in);
+
+    const int64_t l_i64max[1] = {INT64_MAX}, o_i64max[2] = {0, INT64_MAX};
+    in = test_array_from_i64(ctx, RG_INT64, l_i64max, 1);
+    rg_array *o64 = test_array_filled(ctx, RG_INT64, 2, -3);
+    st = rg_offsets_from_lengths(o64, in);
+    ck_assert_msg(st == RG_OK, "lengths [INT64_MAX] -> int64 offsets: %d (%s) %s", (int)st, rg_strerror(st),
+                  rg_context_error(ctx));
+    got = test_read_i64(o64);
+    test_expect_i64(got, o_i64max, 2, "int64 offsets ending at INT64_MAX");
+    free(got);
+    rg_array_free(in);
+
+    rg_array_free(o64);
+    rg_array_free(o32);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* rg_offsets_from_lengths(out, lengths) must fail with want and leave out alone. */
+static void expect_from_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *len, size_t nsegs,
+                                      rg_dtype tout, size_t out_length, rg_status want, const char *what)
+{
+    rg_array *lengths = test_array_from_i64(ctx, tin, len, nsegs);
+    rg_array *out = test_array_filled(ctx, tout, out_length, -3);
+    rg_status st = rg_offsets_from_lengths(out, lengths);
+    ck_assert_msg(st == want, "%s (%s -> %s): %d (%s), expected %d (%s)", what, rg_dtype_name(tin),
+                  rg_dtype_name(tout), (int)st, rg_strerror(st), (int)want, rg_strerror(want));
+    ck_assert_msg(strlen(rg_context_error(ctx)) > 0, "%s: no message", what);
+    test_expect_filled(out, -3, what);
+    rg_array_free(out);
+    rg_array_free(lengths);
+}
+
+START_TEST(test_from_lengths_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t neg[3] = {3, -1, 2};
+    for (int di = 0; di < 2; di++)
+        for (int dout = 0; dout < 2; dout++)
+            expect_from_lengths_fails(ctx, index_dtypes[di], neg, 3, index_dtypes[dout], 4, RG_EINVAL,
+                                      "negative length");
+
+    /* A negative length far into a big array. */
+    size_t n = (1u << 20) + 99;
+    int64_t *big = test_gen_lengths(DIST_SHORT, n, 0, 5);
+    big[n - 50] = -2;
+    expect_from_lengths_fails(ctx, RG_INT32, big, n, RG_INT64, n + 1, RG_EINVAL, "late negative length");
+    free(big);
+
+    const int64_t half[2] = {1ll << 30, 1ll << 30};
+    expect_from_lengths_fails(ctx, RG_INT64, half, 2, RG_INT32, 3, RG_EOVERFLOW, "total 2^31");
+    const int64_t i32[2] = {INT32_MAX, 1};
+    expect_from_lengths_fails(ctx, RG_INT32, i32, 2, RG_INT32, 3, RG_EOVERFLOW, "total INT32_MAX + 1");
+    const int64_t i64[2] = {INT64_MAX, 1};
+    expect_from_lengths_fails(ctx, RG_INT64, i64, 2, RG_INT64, 3, RG_EOVERFLOW, "total INT64_MAX + 1");
+    const int64_t two63[2] = {(int64_t)1 << 62, (int64_t)1 << 62};
+    expect_from_lengths_fails(ctx, RG_INT64, two63, 2, RG_INT64, 3, RG_EOVERFLOW, "total 2^63");
+
+    /* 2^20 lengths of 2^44 add up to 2^64, which wraps to 0 unless saturated. */
+    n = 1u << 20;
+    int64_t *wrap = malloc(n * sizeof *wrap);
+    ck_assert_ptr_nonnull(wrap);
+    for (size_t i = 0; i < n; i++)
+        wrap[i] = (int64_t)1 << 44;
+    expect_from_lengths_fails(ctx, RG_INT64, wrap, n, RG_INT64, n + 1, RG_EOVERFLOW, "total 2^64");
+    free(wrap);
+
+    /* Wrong output length, wrong dtypes. */
+    const int64_t ok[3] = {1, 2, 3};
+    expect_from_lengths_fails(ctx, RG_INT64, ok, 3, RG_INT64, 3, RG_ESIZE, "offsets of nsegs elements");
+    expect_from_lengths_fails(ctx, RG_INT64, ok, 3, RG_INT64, 5, RG_ESIZE, "offsets of nsegs + 2 elements");
+    expect_from_lengths_fails(ctx, RG_INT64, ok, 0, RG_INT64, 0, RG_ESIZE, "empty offsets for zero lengths");
+    expect_from_lengths_fails(ctx, RG_INT64, ok, 3, RG_FLOAT32, 4, RG_EDTYPE, "float32 offsets");
+    expect_from_lengths_fails(ctx, RG_INT64, ok, 3, RG_UINT64, 4, RG_EDTYPE, "uint64 offsets");
+    expect_from_lengths_fails(ctx, RG_FLOAT64, ok, 3, RG_INT64, 4, RG_EDTYPE, "float64 lengths");
+    expect_from_lengths_fails(ctx, RG_INT16, ok, 3, RG_INT32, 4, RG_EDTYPE, "int16 lengths");
+
+    rg_array *lengths = test_array_from_i64(ctx, RG_INT64, ok, 3);
+    ck_assert_int_eq(rg_offsets_from_lengths(NULL, lengths), RG_EINVAL);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 4, -3);
+    ck_assert_int_eq(rg_offsets_from_lengths(out, NULL), RG_EINVAL);
+    test_expect_filled(out, -3, "NULL lengths");
+    rg_array_free(out);
+    rg_array_free(lengths);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* rg_lengths(out, offsets) must fail with want and leave out alone. */
+static void expect_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *off, size_t noff, rg_dtype tout,
+                                 size_t out_length, rg_status want, const char *what)
+{
+    rg_array *offsets = test_array_from_i64(ctx, tin, off, noff);
+    rg_array *out = test_array_filled(ctx, tout, out_length, -3);
+    rg_status st = rg_lengths(out, offsets);
+    ck_assert_msg(st == want, "%s (%s -> %s): %d (%s), expected %d (%s)", what, rg_dtype_name(tin),
+                  rg_dtype_name(tout), (int)st, rg_strerror(st), (int)want, rg_strerror(want));
+    ck_assert_msg(strlen(rg_context_error(ctx)) > 0, "%s: no message", what);
+    test_expect_filled(out, -3, what);
+    rg_array_free(out);
+    rg_array_free(offsets);
+}
+
+START_TEST(test_lengths_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    for (int di = 0; di < 2; di++) {
+        for (int dout = 0; dout < 2; dout++) {
+            rg_dtype tin = index_dtypes[di], tout = index_dtypes[dout];
+            const int64_t first[4] = {2, 3, 4, 5}, dec[4] = {0, 5, 4, 9};
+            expect_lengths_fails(ctx, tin, first, 4, tout, 3, RG_EOFFSETS, "first offset not 0");
+            expect_lengths_fails(ctx, tin, dec, 4, tout, 3, RG_EOFFSETS, "decreasing offsets");
+            expect_message(rg_context_error(ctx), "decreasing offsets", "2", "4");
+            const int64_t ok[4] = {0, 1, 1, 4};
+            expect_lengths_fails(ctx, tin, ok, 4, tout, 2, RG_ESIZE, "lengths of nsegs - 1");
+            expect_lengths_fails(ctx, tin, ok, 4, tout, 4, RG_ESIZE, "lengths of nsegs + 1");
+            expect_lengths_fails(ctx, tin, ok, 0, tout, 0, RG_ESIZE, "empty offsets");
+        }
+    }
+    const int64_t ok[4] = {0, 1, 1, 4};
+    expect_lengths_fails(ctx, RG_INT64, ok, 4, RG_FLOAT32, 3, RG_EDTYPE, "float32 lengths");
+    expect_lengths_fails(ctx, RG_INT64, ok, 4, RG_UINT32, 3, RG_EDTYPE, "uint32 lengths");
+    expect_lengths_fails(ctx, RG_FLOAT32, ok, 4, RG_INT64, 3, RG_EDTYPE, "float32 offsets");
+
+    /* A length past INT32_MAX does not fit int32 lengths. */
+    const int64_t wide[3] = {0, 5, 5 + 3000000000ll};
+    expect_lengths_fails(ctx, RG_INT64, wide, 3, RG_INT32, 2, RG_EOVERFLOW, "length 3e9 into int32");
+
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, ok, 4);
+    ck_assert_int_eq(rg_lengths(NULL, offsets), RG_EINVAL);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 3, -3);
+    ck_assert_int_eq(rg_lengths(out, NULL), RG_EINVAL);
+    test_expect_filled(out, -3, "NULL offsets");
+    /* And the context still computes afterwards. */
+    ck_assert_int_eq(rg_lengths(out, offsets), RG_OK);
+    int64_t *got = test_read_i64(out);
+    const int64_t want[3] = {1, 0, 3};
+    test_expect_i64(got, want, 3, "lengths after errors");
+    free(got);
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+Suite *offsets_suite(void)
+{
+    Suite *s = suite_create("offsets");
+
+    TCase *tc = test_tcase("validate");
+    tcase_add_loop_test(tc, test_validate_ok, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_validate_bad, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_validate_bad_args, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("lengths");
+    tcase_add_loop_test(tc, test_lengths_small, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_lengths_big, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_lengths_wide_values, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_offsets_total_limits, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_lengths_errors, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_from_lengths_errors, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    return s;
+}

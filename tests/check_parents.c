@@ -1,0 +1,457 @@
+/* check_parents.c — parents, local index and segment starts: every strategy, dtype pair and length distribution. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define N_STRATEGIES 5
+static const rg_strategy all_strategies[N_STRATEGIES] = {
+    RG_STRATEGY_AUTO, RG_STRATEGY_BSEARCH, RG_STRATEGY_PER_SEGMENT, RG_STRATEGY_FLOOD,
+    RG_STRATEGY_MERGE_PATH};
+static const rg_dtype index_dtypes[2] = {RG_INT32, RG_INT64};
+
+/* The three operations share one signature. */
+typedef rg_status (*elem_op)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
+typedef int64_t *(*elem_ref)(const int64_t *, size_t);
+static const struct {
+    const char *name;
+    elem_op op;
+    elem_ref ref;
+} ops[3] = {{"rg_parents", rg_parents, ref_parents},
+            {"rg_local_index", rg_local_index, ref_local_index},
+            {"rg_segment_starts", rg_segment_starts, ref_segment_starts}};
+
+/* Loop index i of the strategy tests: backend i / 5, strategy i % 5. */
+static int backend_of(int i) { return i / N_STRATEGIES; }
+static rg_strategy strategy_of(int i) { return all_strategies[i % N_STRATEGIES]; }
+
+static int is_concrete(rg_strategy s)
+{
+    return s == RG_STRATEGY_BSEARCH || s == RG_STRATEGY_PER_SEGMENT || s == RG_STRATEGY_FLOOD ||
+           s == RG_STRATEGY_MERGE_PATH;
+}
+
+/* Runs the three operations with one strategy and dtype pair on offsets
+ * off[0 .. nsegs] and compares each with its reference. */
+static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_strategy strategy,
+                      rg_dtype tin, rg_dtype tout, const char *what)
+{
+    size_t nelems = (size_t)off[nsegs];
+    rg_array *offsets = test_array_from_i64(ctx, tin, off, nsegs + 1);
+    for (int o = 0; o < 3; o++) {
+        char label[200];
+        snprintf(label, sizeof label, "%s/%s offsets %s -> %s, %s (%zu segments, %zu elements)",
+                 ops[o].name, rg_strategy_name(strategy), rg_dtype_name(tin), rg_dtype_name(tout), what,
+                 nsegs, nelems);
+        rg_array *out = test_array_filled(ctx, tout, nelems, -7);
+        rg_strategy used = (rg_strategy)99;
+        rg_status st = ops[o].op(out, offsets, strategy, &used);
+        ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st), rg_context_error(ctx));
+
+        ck_assert_msg(is_concrete(used), "%s: used = %d", label, (int)used);
+        rg_strategy expect = strategy != RG_STRATEGY_AUTO ? strategy
+                                                          : rg_strategy_choose(ctx, nsegs, nelems, NULL);
+        ck_assert_msg(used == expect, "%s: used %s, expected %s", label, rg_strategy_name(used),
+                      rg_strategy_name(expect));
+
+        int64_t *want = ops[o].ref(off, nsegs);
+        int64_t *got = test_read_i64(out);
+        test_expect_i64(got, want, nelems, label);
+        free(got);
+        free(want);
+        rg_array_free(out);
+    }
+    rg_array_free(offsets);
+}
+
+/* Offsets of the given lengths, checked on every dtype pair. */
+static void check_lengths_all_dtypes(rg_context *ctx, const int64_t *len, size_t nsegs, rg_strategy strategy,
+                                     const char *what)
+{
+    int64_t *off = ref_offsets(len, nsegs);
+    for (int di = 0; di < 2; di++)
+        for (int dout = 0; dout < 2; dout++)
+            check_ops(ctx, off, nsegs, strategy, index_dtypes[di], index_dtypes[dout], what);
+    free(off);
+}
+
+START_TEST(test_elem_small)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_strategy strategy = strategy_of(_i);
+
+    /* Empty content with segments, and zero segments. */
+    const int64_t empties[2] = {0, 0};
+    check_lengths_all_dtypes(ctx, empties, 2, strategy, "empty content");
+    check_lengths_all_dtypes(ctx, NULL, 0, strategy, "zero segments");
+    const int64_t single[1] = {1};
+    check_lengths_all_dtypes(ctx, single, 1, strategy, "one element");
+
+    static const struct {
+        test_dist dist;
+        size_t nsegs;
+        int64_t scale;
+    } cases[] = {
+        {DIST_EMPTY, 50, 0},         {DIST_HUGE, 1, 1000},       {DIST_HUGE, 100, 1000},
+        {DIST_HUGE, 7, 4099},        {DIST_ONES, 1000, 0},       {DIST_ONES, 3, 0},
+        {DIST_HALF_EMPTY, 500, 0},   {DIST_POWER_LAW, 300, 500}, {DIST_SHORT, 300, 0},
+        {DIST_SHORT, 2000, 0},       {DIST_POWER_LAW, 3000, 2000},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t *len = test_gen_lengths(cases[c].dist, cases[c].nsegs, cases[c].scale, 31 + c);
+        check_lengths_all_dtypes(ctx, len, cases[c].nsegs, strategy, test_dist_name(cases[c].dist));
+        free(len);
+    }
+
+    /* Leading and trailing empty segments around data. */
+    const int64_t edges[9] = {0, 0, 0, 3, 0, 1, 0, 0, 0};
+    check_lengths_all_dtypes(ctx, edges, 9, strategy, "empty edges");
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Past 2^20 elements: fewer dtype pairs, every strategy. */
+START_TEST(test_elem_big)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_strategy strategy = strategy_of(_i);
+
+    size_t nsegs = 300000;
+    int64_t *len = test_gen_lengths(DIST_SHORT, nsegs, 0, 3);
+    int64_t *off = ref_offsets(len, nsegs);
+    check_ops(ctx, off, nsegs, strategy, RG_INT32, RG_INT32, "short, big");
+    free(off);
+    free(len);
+
+    nsegs = 1001;
+    len = test_gen_lengths(DIST_HUGE, nsegs, (1 << 20) + 4097, 4);
+    off = ref_offsets(len, nsegs);
+    check_ops(ctx, off, nsegs, strategy, RG_INT64, RG_INT64, "one huge segment");
+    free(off);
+    free(len);
+
+    nsegs = 400000;
+    len = test_gen_lengths(DIST_POWER_LAW, nsegs, 100000, 5);
+    off = ref_offsets(len, nsegs);
+    ck_assert_msg(off[nsegs] > (1 << 20), "power-law case too small: %lld", (long long)off[nsegs]);
+    check_ops(ctx, off, nsegs, strategy, RG_INT64, RG_INT32, "power-law, big");
+    free(off);
+    free(len);
+
+    nsegs = (1 << 20) + 5;
+    len = test_gen_lengths(DIST_HALF_EMPTY, nsegs, 0, 6);
+    off = ref_offsets(len, nsegs);
+    check_ops(ctx, off, nsegs, strategy, RG_INT32, RG_INT64, "half empty, big");
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_strategy_choose)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const size_t sizes[][2] = {{0, 0},        {1, 0},          {1, 10},     {5, 1000000},
+                                      {1000, 100000}, {100000, 100000}, {1000000, 3}, {10, 10000000}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const char *why = NULL;
+        rg_strategy a = rg_strategy_choose(ctx, sizes[s][0], sizes[s][1], &why);
+        ck_assert_msg(is_concrete(a), "choose(%zu, %zu) = %d", sizes[s][0], sizes[s][1], (int)a);
+        ck_assert_msg(why != NULL && why[0] != '\0', "choose(%zu, %zu): empty why", sizes[s][0], sizes[s][1]);
+        ck_assert_int_eq(rg_strategy_choose(ctx, sizes[s][0], sizes[s][1], NULL), a);
+    }
+    for (int i = 0; i < N_STRATEGIES; i++) {
+        const char *name = rg_strategy_name(all_strategies[i]);
+        ck_assert_msg(name != NULL && name[0] != '\0', "strategy %d has no name", i);
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne(name, rg_strategy_name(all_strategies[j]));
+    }
+    ck_assert_ptr_nonnull(rg_strategy_name((rg_strategy)99));
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Every operation fails with want on (offsets, out), leaves out and used alone. */
+static void expect_elem_fails(rg_context *ctx, rg_dtype tin, const int64_t *off, size_t noff, rg_dtype tout,
+                              size_t out_length, rg_strategy strategy, rg_status want, const char *what)
+{
+    rg_array *offsets = test_array_from_i64(ctx, tin, off, noff);
+    for (int o = 0; o < 3; o++) {
+        rg_array *out = test_array_filled(ctx, tout, out_length, -7);
+        rg_strategy used = (rg_strategy)77;
+        rg_status st = ops[o].op(out, offsets, strategy, &used);
+        ck_assert_msg(st == want, "%s, %s (%s -> %s): %d (%s), expected %d (%s)", ops[o].name, what,
+                      rg_dtype_name(tin), rg_dtype_name(tout), (int)st, rg_strerror(st), (int)want,
+                      rg_strerror(want));
+        ck_assert_msg(strlen(rg_context_error(ctx)) > 0, "%s, %s: no message", ops[o].name, what);
+        ck_assert_msg(used == (rg_strategy)77, "%s, %s: used written on error", ops[o].name, what);
+        test_expect_filled(out, -7, what);
+        rg_array_free(out);
+    }
+    rg_array_free(offsets);
+}
+
+START_TEST(test_elem_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    for (int di = 0; di < 2; di++) {
+        for (int dout = 0; dout < 2; dout++) {
+            rg_dtype tin = index_dtypes[di], tout = index_dtypes[dout];
+            for (int s = 0; s < N_STRATEGIES; s++) {
+                rg_strategy st = all_strategies[s];
+                const int64_t first[4] = {1, 2, 3, 3}, dec[4] = {0, 5, 3, 6}, ok[3] = {0, 2, 5};
+                expect_elem_fails(ctx, tin, first, 4, tout, 3, st, RG_EOFFSETS, "first offset 1");
+                expect_elem_fails(ctx, tin, dec, 4, tout, 6, st, RG_EOFFSETS, "decreasing offsets");
+                ck_assert_msg(test_contains(rg_context_error(ctx), "2"), "index 2 not named: %s",
+                              rg_context_error(ctx));
+                expect_elem_fails(ctx, tin, ok, 3, tout, 4, st, RG_ESIZE, "output too short");
+                expect_elem_fails(ctx, tin, ok, 3, tout, 6, st, RG_ESIZE, "output too long");
+                expect_elem_fails(ctx, tin, ok, 0, tout, 0, st, RG_ESIZE, "empty offsets");
+            }
+        }
+    }
+    const int64_t ok[3] = {0, 2, 5};
+    expect_elem_fails(ctx, RG_INT64, ok, 3, RG_FLOAT32, 5, RG_STRATEGY_AUTO, RG_EDTYPE, "float32 output");
+    expect_elem_fails(ctx, RG_INT64, ok, 3, RG_FLOAT64, 5, RG_STRATEGY_FLOOD, RG_EDTYPE, "float64 output");
+    expect_elem_fails(ctx, RG_INT32, ok, 3, RG_UINT32, 5, RG_STRATEGY_BSEARCH, RG_EDTYPE, "uint32 output");
+    expect_elem_fails(ctx, RG_FLOAT32, ok, 3, RG_INT64, 5, RG_STRATEGY_AUTO, RG_EDTYPE, "float32 offsets");
+    expect_elem_fails(ctx, RG_INT16, ok, 3, RG_INT32, 5, RG_STRATEGY_MERGE_PATH, RG_EDTYPE, "int16 offsets");
+    expect_elem_fails(ctx, RG_INT64, ok, 3, RG_INT64, 5, (rg_strategy)99, RG_EINVAL, "strategy 99");
+    expect_elem_fails(ctx, RG_INT64, ok, 3, RG_INT64, 5, (rg_strategy)-1, RG_EINVAL, "strategy -1");
+
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, ok, 3);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 5, -7);
+    for (int o = 0; o < 3; o++) {
+        ck_assert_int_eq(ops[o].op(NULL, offsets, RG_STRATEGY_AUTO, NULL), RG_EINVAL);
+        ck_assert_int_eq(ops[o].op(out, NULL, RG_STRATEGY_AUTO, NULL), RG_EINVAL);
+    }
+    test_expect_filled(out, -7, "NULL offsets");
+
+    /* The context works after all that; used may be NULL. */
+    ck_assert_int_eq(rg_parents(out, offsets, RG_STRATEGY_AUTO, NULL), RG_OK);
+    int64_t *got = test_read_i64(out);
+    const int64_t want[5] = {0, 0, 1, 1, 1};
+    test_expect_i64(got, want, 5, "parents after errors");
+    free(got);
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- OpenCL kernel sources: build failures and missing folders ----------- */
+
+static const char broken_marker[] = "ragged_deliberately_broken_xyzzy";
+
+static char *write_broken_kernels(void)
+{
+    char *dir = strdup("/tmp/ragged-check-XXXXXX");
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+    char path[512];
+    snprintf(path, sizeof path, "%s/parents.cl", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "fopen %s: %s", path, strerror(errno));
+    fprintf(f, "/* deliberately broken for check_parents.c */\n"
+               "__kernel void broken(__global long *out)\n"
+               "{\n"
+               "    out[0] = %s + ;\n"
+               "}\n",
+            broken_marker);
+    fclose(f);
+    return dir;
+}
+
+static void remove_broken_kernels(char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/parents.cl", dir);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+/* True when an OpenCL context can be made (else the test is skipped); probed
+ * before temporary files exist, so a failing probe leaves none behind. */
+static int opencl_available(void)
+{
+    rg_context *probe = test_context(TEST_BACKEND_OPENCL);
+    rg_context_free(probe);
+    return probe != NULL;
+}
+
+START_TEST(test_kernel_build_failure)
+{
+    if (!opencl_available())
+        return;
+    const char *orig = getenv("RAGGED_KERNEL_PATH");
+    char *dir = write_broken_kernels();
+    char *path = malloc(strlen(dir) + (orig ? strlen(orig) : 0) + 2);
+    ck_assert_ptr_nonnull(path);
+    sprintf(path, "%s%s%s", dir, orig ? ":" : "", orig ? orig : "");
+    test_setenv("RAGGED_KERNEL_PATH", path);
+    test_setenv("RAGGED_CACHE", "0");
+    free(path);
+
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL);
+    ck_assert_ptr_nonnull(ctx);
+    const int64_t off[4] = {0, 2, 2, 5};
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, 4);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 5, -7);
+    rg_strategy used = (rg_strategy)77;
+    rg_status st = rg_parents(out, offsets, RG_STRATEGY_BSEARCH, &used);
+    remove_broken_kernels(dir);
+
+    const char *msg = rg_context_error(ctx);
+    ck_assert_msg(st == RG_EBUILD, "rg_parents with a broken parents.cl: %d (%s) %s", (int)st, rg_strerror(st),
+                  msg);
+    ck_assert_msg(test_contains(msg, broken_marker), "build log should name %s: \"%s\"", broken_marker, msg);
+    ck_assert_msg(test_contains(msg, "error"), "build log should say error: \"%s\"", msg);
+    ck_assert_int_eq(used, 77);
+    test_expect_filled(out, -7, "output after a failed build");
+
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_kernel_folder_missing)
+{
+    static const char missing[] = "/nonexistent-dir";
+    test_setenv("RAGGED_KERNEL_PATH", missing);
+    test_setenv("RAGGED_CACHE", "0");
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL);
+    if (ctx == NULL)
+        return;
+
+    const int64_t off[4] = {0, 2, 2, 5};
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, 4);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 5, -7);
+    rg_status st = rg_parents(out, offsets, RG_STRATEGY_BSEARCH, NULL);
+    if (st == RG_OK) {
+        /* The installed kernel folder answered instead: then the result must be right. */
+        fprintf(stderr, "skipped: installed kernels found despite RAGGED_KERNEL_PATH=%s\n", missing);
+        const int64_t want[5] = {0, 0, 2, 2, 2};
+        int64_t *got = test_read_i64(out);
+        test_expect_i64(got, want, 5, "parents from installed kernels");
+        free(got);
+    } else {
+        const char *msg = rg_context_error(ctx);
+        ck_assert_msg(st == RG_ENOKERNEL, "missing kernel folder: %d (%s) %s", (int)st, rg_strerror(st), msg);
+        ck_assert_msg(test_contains(msg, missing), "message should name %s: \"%s\"", missing, msg);
+        test_expect_filled(out, -7, "output after a missing kernel");
+    }
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Overwrites every file in dir with garbage; returns how many. */
+static int corrupt_cache(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r+");
+        if (f == NULL)
+            continue; /* a folder */
+        fputs("this is not a program binary", f);
+        fclose(f);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_cache(char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (e->d_name[0] != '.')
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+/* rg_parents with the given strategy on a fresh OpenCL context, checked. */
+static void parents_on_fresh_context(rg_strategy strategy, const char *what)
+{
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL);
+    ck_assert_ptr_nonnull(ctx);
+    const int64_t off[5] = {0, 3, 3, 4, 9};
+    const int64_t want[9] = {0, 0, 0, 2, 3, 3, 3, 3, 3};
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT32, 9, -7);
+    rg_status st = rg_parents(out, offsets, strategy, NULL);
+    ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", what, (int)st, rg_strerror(st), rg_context_error(ctx));
+    int64_t *got = test_read_i64(out);
+    test_expect_i64(got, want, 9, what);
+    free(got);
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+
+/* A disk cache entry that cannot be loaded is a miss, not an error. */
+START_TEST(test_kernel_cache_corrupt)
+{
+    if (!opencl_available())
+        return;
+    char *dir = strdup("/tmp/ragged-cache-XXXXXX");
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+    test_setenv("RAGGED_CACHE_DIR", dir);
+    test_unsetenv("RAGGED_CACHE");
+
+    parents_on_fresh_context(RG_STRATEGY_BSEARCH, "parents, cold cache");
+    int n = corrupt_cache(dir);
+    ck_assert_msg(n > 0, "no program was cached in %s", dir);
+    parents_on_fresh_context(RG_STRATEGY_BSEARCH, "parents, corrupt cache");
+    /* And with the cache off altogether. */
+    test_setenv("RAGGED_CACHE", "0");
+    parents_on_fresh_context(RG_STRATEGY_MERGE_PATH, "parents, RAGGED_CACHE=0");
+    remove_cache(dir);
+}
+END_TEST
+
+Suite *parents_suite(void)
+{
+    Suite *s = suite_create("parents");
+
+    TCase *tc = test_tcase("strategies");
+    tcase_add_loop_test(tc, test_strategy_choose, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_elem_small, 0, TEST_NBACKENDS * N_STRATEGIES);
+    tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS * N_STRATEGIES);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("errors");
+    tcase_add_loop_test(tc, test_elem_errors, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("kernels");
+    tcase_add_test(tc, test_kernel_build_failure);
+    tcase_add_test(tc, test_kernel_folder_missing);
+    tcase_add_test(tc, test_kernel_cache_corrupt);
+    suite_add_tcase(s, tc);
+
+    return s;
+}

@@ -1,0 +1,282 @@
+/* common.c — backend loop support, array helpers, seeded length generators and sequential references. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "common.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Generous: the first test of a run may build several PoCL programs cold. */
+#define TEST_TIMEOUT_S 300.0
+
+TCase *test_tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+    if (getenv("CK_DEFAULT_TIMEOUT") == NULL)
+        tcase_set_timeout(tc, TEST_TIMEOUT_S);
+    return tc;
+}
+
+rg_backend test_backend(int backend_index)
+{
+    return backend_index == TEST_BACKEND_OPENCL ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
+}
+
+const char *test_backend_label(int backend_index)
+{
+    return backend_index == TEST_BACKEND_OPENCL ? "opencl" : "openmp";
+}
+
+int test_opencl_required(void)
+{
+    const char *v = getenv("RAGGED_TEST_REQUIRE_OPENCL");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+rg_context *test_context(int backend_index)
+{
+    rg_context *ctx = NULL;
+    rg_backend want = test_backend(backend_index);
+    rg_status st = rg_context_create(&ctx, want);
+
+    if (st == RG_ENODEVICE && want == RG_BACKEND_OPENCL && !test_opencl_required()) {
+        fprintf(stderr, "skipped: no OpenCL device (%s)\n", rg_context_error(NULL));
+        return NULL;
+    }
+    ck_assert_msg(st == RG_OK, "rg_context_create(%s) = %d (%s): %s",
+                  test_backend_label(backend_index), (int)st, rg_strerror(st),
+                  rg_context_error(NULL));
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_int_eq(rg_context_backend(ctx), want);
+    return ctx;
+}
+
+void *test_pack(rg_dtype dtype, const int64_t *values, size_t n)
+{
+    size_t size = rg_dtype_size(dtype);
+    ck_assert_msg(size != 0, "test_pack: unknown dtype %d", (int)dtype);
+    unsigned char *buf = malloc(size * n + size);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = values[i];
+        void *p = buf + i * size;
+        switch (dtype) {
+        case RG_BOOL: { uint8_t x = v != 0; memcpy(p, &x, 1); break; }
+        case RG_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+        case RG_UINT8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
+        case RG_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
+        case RG_UINT16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+        case RG_INT32: {
+            if (v < INT32_MIN || v > INT32_MAX) /* not ck_assert: it costs a pipe write per call */
+                ck_abort_msg("test_pack: %" PRId64 " is not int32", v);
+            int32_t x = (int32_t)v;
+            memcpy(p, &x, 4);
+            break;
+        }
+        case RG_UINT32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+        case RG_INT64: memcpy(p, &v, 8); break;
+        case RG_UINT64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
+        case RG_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
+        case RG_FLOAT64: { double x = (double)v; memcpy(p, &x, 8); break; }
+        default: ck_abort_msg("test_pack: dtype %d", (int)dtype);
+        }
+    }
+    return buf;
+}
+
+rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *values, size_t n)
+{
+    void *buf = test_pack(dtype, values, n);
+    rg_array *a = NULL;
+    rg_status st = rg_array_from_host(&a, ctx, dtype, buf, n);
+    free(buf);
+    ck_assert_msg(st == RG_OK, "rg_array_from_host(%s, %zu) = %d: %s", rg_dtype_name(dtype), n,
+                  (int)st, rg_context_error(ctx));
+    ck_assert_ptr_nonnull(a);
+    return a;
+}
+
+rg_array *test_array_filled(rg_context *ctx, rg_dtype dtype, size_t n, int64_t value)
+{
+    int64_t *values = malloc((n + 1) * sizeof *values);
+    ck_assert_ptr_nonnull(values);
+    for (size_t i = 0; i < n; i++)
+        values[i] = value;
+    rg_array *a = test_array_from_i64(ctx, dtype, values, n);
+    free(values);
+    return a;
+}
+
+static int64_t unpack_one(rg_dtype dtype, const unsigned char *p)
+{
+    switch (dtype) {
+    case RG_BOOL:
+    case RG_UINT8: { uint8_t x; memcpy(&x, p, 1); return x; }
+    case RG_INT8: { int8_t x; memcpy(&x, p, 1); return x; }
+    case RG_INT16: { int16_t x; memcpy(&x, p, 2); return x; }
+    case RG_UINT16: { uint16_t x; memcpy(&x, p, 2); return x; }
+    case RG_INT32: { int32_t x; memcpy(&x, p, 4); return x; }
+    case RG_UINT32: { uint32_t x; memcpy(&x, p, 4); return x; }
+    case RG_INT64: { int64_t x; memcpy(&x, p, 8); return x; }
+    case RG_UINT64: { uint64_t x; memcpy(&x, p, 8); return (int64_t)x; }
+    case RG_FLOAT32: { float x; memcpy(&x, p, 4); return (int64_t)x; }
+    case RG_FLOAT64: { double x; memcpy(&x, p, 8); return (int64_t)x; }
+    default: ck_abort_msg("unpack: dtype %d", (int)dtype);
+    }
+    return 0;
+}
+
+int64_t *test_read_i64(const rg_array *a)
+{
+    rg_dtype dtype = rg_array_dtype(a);
+    size_t n = rg_array_length(a), size = rg_dtype_size(dtype);
+    ck_assert_msg(size != 0, "test_read_i64: dtype %d", (int)dtype);
+    unsigned char *raw = malloc(n * size + size);
+    int64_t *out = malloc((n + 1) * sizeof *out);
+    ck_assert_ptr_nonnull(raw);
+    ck_assert_ptr_nonnull(out);
+    rg_status st = rg_array_read(raw, a, 0, n);
+    ck_assert_msg(st == RG_OK, "rg_array_read(%zu elements) = %d: %s", n, (int)st,
+                  rg_context_error(rg_array_context(a)));
+    for (size_t i = 0; i < n; i++)
+        out[i] = unpack_one(dtype, raw + i * size);
+    free(raw);
+    return out;
+}
+
+/* Compares in a plain loop: Check's assert macros cost a pipe write each. */
+void test_expect_i64(const int64_t *got, const int64_t *want, size_t n, const char *what)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] != want[k])
+            ck_abort_msg("%s: element %zu of %zu is %" PRId64 ", expected %" PRId64, what, k, n,
+                         got[k], want[k]);
+    }
+}
+
+void test_expect_filled(const rg_array *a, int64_t value, const char *what)
+{
+    size_t n = rg_array_length(a);
+    int64_t *got = test_read_i64(a);
+    /* The sentinel as the array's dtype stores it (-3 reads back from uint32 as 2^32 - 3). */
+    unsigned char *packed = test_pack(rg_array_dtype(a), &value, 1);
+    value = unpack_one(rg_array_dtype(a), packed);
+    free(packed);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] != value)
+            ck_abort_msg("%s: output modified: element %zu of %zu is %" PRId64 ", sentinel %" PRId64,
+                         what, k, n, got[k], value);
+    }
+    free(got);
+}
+
+const char *test_dist_name(test_dist dist)
+{
+    static const char *names[DIST_COUNT] = {"short", "empty", "huge", "ones", "half-empty",
+                                            "power-law"};
+    return dist < DIST_COUNT ? names[dist] : "?";
+}
+
+uint64_t test_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int64_t *test_gen_lengths(test_dist dist, size_t nsegs, int64_t scale, uint64_t seed)
+{
+    int64_t *len = malloc((nsegs + 1) * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = seed * 0x2545F4914F6CDD1Dull + (uint64_t)dist;
+    for (size_t i = 0; i < nsegs; i++) {
+        switch (dist) {
+        case DIST_SHORT: len[i] = 1 + (int64_t)(test_rand(&state) % 8); break;
+        case DIST_EMPTY: len[i] = 0; break;
+        case DIST_HUGE: len[i] = i == nsegs / 2 ? scale : 0; break;
+        case DIST_ONES: len[i] = 1; break;
+        case DIST_HALF_EMPTY:
+            len[i] = (test_rand(&state) & 1) ? 0 : 1 + (int64_t)(test_rand(&state) % 8);
+            break;
+        case DIST_POWER_LAW: {
+            /* A geometric exponent e, then uniform below 2^e: P(len >= x) ~ 1/x,
+             * so mostly short segments (many empty) and a few long ones. */
+            uint64_t r = test_rand(&state);
+            int e = 0;
+            while (e < 40 && (r >> e & 1) == 0)
+                e++;
+            int64_t x = (int64_t)(test_rand(&state) % ((uint64_t)2 << e));
+            int64_t cap = scale > 0 ? scale : 1;
+            len[i] = x > cap ? cap : x;
+            break;
+        }
+        default: ck_abort_msg("test_gen_lengths: dist %d", (int)dist);
+        }
+    }
+    return len;
+}
+
+int64_t *ref_offsets(const int64_t *lengths, size_t nsegs)
+{
+    int64_t *off = malloc((nsegs + 1) * sizeof *off);
+    ck_assert_ptr_nonnull(off);
+    off[0] = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        off[i + 1] = off[i] + lengths[i];
+    return off;
+}
+
+int64_t *ref_lengths(const int64_t *offsets, size_t nsegs)
+{
+    int64_t *len = malloc((nsegs + 1) * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    for (size_t i = 0; i < nsegs; i++)
+        len[i] = offsets[i + 1] - offsets[i];
+    return len;
+}
+
+/* out[k] for every element k of segment i: 0 = i, 1 = k - offsets[i], 2 = offsets[i]. */
+static int64_t *ref_elements(const int64_t *offsets, size_t nsegs, int kind)
+{
+    size_t n = (size_t)offsets[nsegs];
+    int64_t *out = malloc((n + 1) * sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    for (size_t i = 0; i < nsegs; i++) {
+        for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
+            out[k] = kind == 0 ? (int64_t)i : kind == 1 ? k - offsets[i] : offsets[i];
+    }
+    return out;
+}
+
+int64_t *ref_parents(const int64_t *offsets, size_t nsegs)
+{
+    return ref_elements(offsets, nsegs, 0);
+}
+
+int64_t *ref_local_index(const int64_t *offsets, size_t nsegs)
+{
+    return ref_elements(offsets, nsegs, 1);
+}
+
+int64_t *ref_segment_starts(const int64_t *offsets, size_t nsegs)
+{
+    return ref_elements(offsets, nsegs, 2);
+}
+
+void test_setenv(const char *name, const char *value)
+{
+    ck_assert_msg(setenv(name, value, 1) == 0, "setenv(%s)", name);
+}
+
+void test_unsetenv(const char *name)
+{
+    ck_assert_msg(unsetenv(name) == 0, "unsetenv(%s)", name);
+}
+
+int test_contains(const char *haystack, const char *needle)
+{
+    return haystack != NULL && strstr(haystack, needle) != NULL;
+}
