@@ -81,3 +81,16 @@ kernel void lengths_total(global const IN_T *len, ulong n, local long *buf,
         group_sum[get_group_id(0)] = sum;
     }
 }
+
+#ifdef INNER_T
+/* out[i] = inner[outer[i]], composing two offsets levels into one; with
+ * identity set, out[i] = outer[i] (a dtype-converting copy; inner unused). */
+kernel void compose(global const IN_T *outer, global const INNER_T *inner, int identity,
+                    ulong n, global OUT_T *out)
+{
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        long v = outer[i];
+        out[i] = (OUT_T)(identity ? v : (long)inner[v]);
+    }
+}
+#endif

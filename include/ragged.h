@@ -182,6 +182,108 @@ RG_API rg_status rg_local_index(rg_array *local, const rg_array *offsets, rg_str
 RG_API rg_status rg_segment_starts(rg_array *starts, const rg_array *offsets,
                                    rg_strategy strategy, rg_strategy *used);
 
+/* ------------------------------------------------------------------------
+ * Segment descriptors (as Data Parallel Haskell's USegd)
+ *
+ * An rg_segd holds the lengths, the starts (offsets) and the element count
+ * of a ragged array in host memory: small metadata for scheduling work
+ * across P workers.  The context given at creation receives error messages.
+ * ------------------------------------------------------------------------ */
+
+typedef struct rg_segd rg_segd;
+
+/* From nsegs non-negative lengths (RG_EINVAL for a negative one,
+ * RG_EOVERFLOW if the total passes INT64_MAX). */
+RG_API rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *lengths,
+                                      size_t nsegs);
+/* From noffsets >= 1 valid offsets (0 first, never decreasing). */
+RG_API rg_status rg_segd_from_offsets(rg_segd **out, rg_context *ctx, const int64_t *offsets,
+                                      size_t noffsets);
+/* From an int32/int64 offsets array of a context (read to the host). */
+RG_API rg_status rg_segd_from_array(rg_segd **out, const rg_array *offsets);
+RG_API void rg_segd_free(rg_segd *segd);
+
+RG_API size_t rg_segd_nsegs(const rg_segd *segd);            /* O(1) */
+RG_API int64_t rg_segd_nelems(const rg_segd *segd);          /* O(1) */
+RG_API const int64_t *rg_segd_lengths(const rg_segd *segd);  /* nsegs values */
+RG_API const int64_t *rg_segd_offsets(const rg_segd *segd);  /* nsegs + 1 values */
+
+/* A descriptor split across P workers.  It borrows the rg_segd it was split
+ * from: free the split first. */
+typedef struct rg_dsegd rg_dsegd;
+
+/* One worker's share: pieces npieces segments, the first of which is segment
+ * first_seg of the original, starting first_offset elements into it; the
+ * share covers elements [first_elem, first_elem + nelems) of the content. */
+typedef struct rg_segd_part {
+    size_t first_seg;
+    int64_t first_offset;
+    size_t npieces;
+    int64_t first_elem;
+    int64_t nelems;
+} rg_segd_part;
+
+/* Whole segments per worker, balanced by element count (splitSegdOnSegsD):
+ * each worker in turn takes segments until it holds its share (n/P, the
+ * first n%P workers one more) or more, plus the empty segments that follow;
+ * the last takes the rest, and a worker may get none.  Lengths
+ * [100,10,20,40,50] on 4 workers: [[100],[10,20,40],[50],[]]. */
+RG_API rg_status rg_segd_split_segs(rg_dsegd **out, const rg_segd *segd, size_t nworkers);
+/* Element-wise (splitSegdOnElemsD): worker w gets n/P elements (the first
+ * n%P one more), segments are cut at worker boundaries, and empty segments
+ * at a boundary stay with the earlier worker.  A worker with no elements may
+ * hold one empty piece of the segment it falls in.  Lengths
+ * [60,10,20,40,50] on 4 workers: [[45],[15,10,20],[40,5],[45]], first
+ * segments [0,0,3,4], offsets [0,45,0,5]. */
+RG_API rg_status rg_segd_split_elems(rg_dsegd **out, const rg_segd *segd, size_t nworkers);
+RG_API void rg_dsegd_free(rg_dsegd *dsegd);
+
+RG_API size_t rg_dsegd_nworkers(const rg_dsegd *dsegd);
+/* Worker `worker`'s share (RG_ERANGE past the last worker). */
+RG_API rg_status rg_dsegd_part(rg_segd_part *part, const rg_dsegd *dsegd, size_t worker);
+/* The lengths of that worker's pieces: part.npieces values into lengths. */
+RG_API rg_status rg_dsegd_lengths(int64_t *lengths, const rg_dsegd *dsegd, size_t worker);
+/* join: every worker's pieces, concatenated, as one descriptor (cut
+ * segments stay cut).  glue: the original descriptor, rebuilt from the
+ * pieces, so that glue(split(d)) == d. */
+RG_API rg_status rg_dsegd_join(rg_segd **out, const rg_dsegd *dsegd);
+RG_API rg_status rg_dsegd_glue(rg_segd **out, const rg_dsegd *dsegd);
+
+/* ------------------------------------------------------------------------
+ * Nested (multi-level) ragged arrays
+ *
+ * A stack of offsets levels over one content array.  levels[d] splits the
+ * items of depth d into items of depth d + 1; depth 0 is the outermost list
+ * and depth nlevels is the content.  For [[[1,2,3],[4,5]],[[6,7,8,9],[10],
+ * [11,12],[13,14,15]]]: levels[0] = [0,2,6], levels[1] = [0,3,5,9,10,12,15].
+ * Every call checks that each level is valid offsets and that levels[d]
+ * ends at the item count of depth d + 1 (levels[d+1] has that many + 1).
+ * ------------------------------------------------------------------------ */
+
+RG_API rg_status rg_nested_validate(const rg_array *const *levels, size_t nlevels,
+                                    size_t content_length);
+
+/* Flattens a level away: out[i] = inner[outer[i]], the offsets of outer's
+ * items straight into inner's items.  outer must end at inner's segment
+ * count; out has outer's length. */
+RG_API rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_array *inner);
+
+/* The offsets of the items of depth `outer` into the items of depth `inner`
+ * (outer < inner <= nlevels): levels[outer] composed with the levels below
+ * it.  out has levels[outer]'s length. */
+RG_API rg_status rg_nested_offsets(rg_array *out, const rg_array *const *levels, size_t nlevels,
+                                   size_t outer, size_t inner);
+/* For every item of depth `inner`, the id of the depth-`outer` item holding
+ * it (parents) or its position among that item's depth-`inner` items (local
+ * index).  E.g. outer 0, inner nlevels: the outer-list id of every content
+ * element.  out has one element per depth-`inner` item. */
+RG_API rg_status rg_nested_parents(rg_array *out, const rg_array *const *levels, size_t nlevels,
+                                   size_t outer, size_t inner, rg_strategy strategy,
+                                   rg_strategy *used);
+RG_API rg_status rg_nested_local_index(rg_array *out, const rg_array *const *levels,
+                                       size_t nlevels, size_t outer, size_t inner,
+                                       rg_strategy strategy, rg_strategy *used);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,9 @@ typedef struct rg_ops {
      * is never RG_STRATEGY_AUTO; out has o[nsegs] elements and the values fit. */
     rg_status (*elem_segments)(rg_array *out, const rg_array *offsets, rg_strategy strategy,
                                rg_elem_kind kind);
+    /* out[i] = inner[outer[i]] (inner NULL: out[i] = outer[i]); the values of
+     * outer index inner and the results fit out's dtype. */
+    rg_status (*compose)(rg_array *out, const rg_array *outer, const rg_array *inner);
 } rg_ops;
 
 struct rg_context {
@@ -80,6 +83,20 @@ RG_HIDDEN void rg_clear_error(rg_context *ctx);
  * is no usable device; with gpu_only it skips CPU devices (RG_BACKEND_AUTO). */
 RG_HIDDEN rg_status rg_omp_init(rg_context *ctx);
 RG_HIDDEN rg_status rg_ocl_init(rg_context *ctx, bool gpu_only);
+
+/* Front-end checks shared by the primitives (offsets.c); each records a
+ * message naming fn and the argument.  An index array exists, belongs to
+ * ctx and is int32/int64: */
+RG_HIDDEN rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
+                                         const char *name);
+/* Offsets are non-empty, start at 0 and never decrease; *nelems = the last. */
+RG_HIDDEN rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems);
+/* An int32 output is refused when values may reach max_value > INT32_MAX. */
+RG_HIDDEN rg_status rg_check_fits(const rg_array *out, const char *fn, const char *name,
+                                  int64_t max_value);
+/* a has `expected` elements; why says what the length follows from. */
+RG_HIDDEN rg_status rg_check_length(const rg_array *a, const char *fn, const char *name,
+                                    size_t expected, const char *why);
 
 /* Reads one int32/int64 element of an index array as int64 (front end helper). */
 RG_HIDDEN rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value);

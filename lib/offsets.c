@@ -4,8 +4,7 @@
 
 #include "internal.h"
 
-/* An index array (offsets, lengths, outputs) exists, belongs to ctx and is int32/int64. */
-static rg_status check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
+rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
                                    const char *name)
 {
     if (!a)
@@ -18,8 +17,7 @@ static rg_status check_index_array(rg_context *ctx, const rg_array *a, const cha
     return RG_OK;
 }
 
-/* Offsets start at 0 and never decrease; *nelems receives the last offset. */
-static rg_status check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems)
+rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems)
 {
     rg_context *ctx = offsets->ctx;
     if (offsets->length == 0)
@@ -45,8 +43,7 @@ static rg_status check_offsets(const rg_array *offsets, const char *fn, int64_t 
     return rg_read_index(offsets, offsets->length - 1, nelems);
 }
 
-/* Values up to max_value must fit the output's dtype. */
-static rg_status check_fits(const rg_array *out, const char *fn, const char *name,
+rg_status rg_check_fits(const rg_array *out, const char *fn, const char *name,
                             int64_t max_value)
 {
     if (out->dtype == RG_INT32 && max_value > INT32_MAX)
@@ -56,7 +53,7 @@ static rg_status check_fits(const rg_array *out, const char *fn, const char *nam
     return RG_OK;
 }
 
-static rg_status check_length(const rg_array *a, const char *fn, const char *name,
+rg_status rg_check_length(const rg_array *a, const char *fn, const char *name,
                               size_t expected, const char *why)
 {
     if (a->length != expected)
@@ -71,9 +68,9 @@ rg_status rg_offsets_validate(const rg_array *offsets, size_t content_length)
     if (!offsets)
         return RG_EINVAL;
     int64_t last = 0;
-    rg_status st = check_index_array(offsets->ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(offsets->ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &last);
+        st = rg_check_offsets(offsets, fn, &last);
     if (st == RG_OK && (uint64_t)last != (uint64_t)content_length)
         st = rg_set_error(offsets->ctx, RG_EOFFSETS,
                           "%s: the last offset, offsets[%zu] = %lld, must equal the content "
@@ -89,18 +86,18 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_index_array(ctx, lengths, fn, "lengths");
+        st = rg_check_index_array(ctx, lengths, fn, "lengths");
     if (st == RG_OK && offsets->length == 0)
         st = rg_set_error(ctx, RG_ESIZE, "%s: offsets is empty; it needs nsegs + 1 >= 1 "
                           "elements", fn);
     if (st == RG_OK)
-        st = check_length(lengths, fn, "lengths", offsets->length - 1, "nsegs");
+        st = rg_check_length(lengths, fn, "lengths", offsets->length - 1, "nsegs");
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &nelems);
+        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
-        st = check_fits(lengths, fn, "lengths", nelems);
+        st = rg_check_fits(lengths, fn, "lengths", nelems);
     if (st != RG_OK || lengths->length == 0)
         return st;
     return ctx->ops->lengths(lengths, offsets);
@@ -112,11 +109,11 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
     if (!lengths)
         return RG_EINVAL;
     rg_context *ctx = lengths->ctx;
-    rg_status st = check_index_array(ctx, lengths, fn, "lengths");
+    rg_status st = rg_check_index_array(ctx, lengths, fn, "lengths");
     if (st == RG_OK)
-        st = check_index_array(ctx, offsets, fn, "offsets");
+        st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
+        st = rg_check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
     int64_t negative = -1, value = 0;
     uint64_t total = 0;
     if (st == RG_OK && lengths->length > 0)
@@ -130,7 +127,7 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
     if (st == RG_OK && total > INT64_MAX)
         return rg_set_error(ctx, RG_EOVERFLOW, "%s: the lengths add up past INT64_MAX", fn);
     if (st == RG_OK)
-        st = check_fits(offsets, fn, "offsets", (int64_t)total);
+        st = rg_check_fits(offsets, fn, "offsets", (int64_t)total);
     if (st != RG_OK)
         return st;
     if (lengths->length == 0) {
@@ -148,20 +145,20 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_index_array(ctx, out, fn, "output");
+        st = rg_check_index_array(ctx, out, fn, "output");
     if (st == RG_OK && (strategy < RG_STRATEGY_AUTO || strategy > RG_STRATEGY_MERGE_PATH))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown strategy %d", fn, (int)strategy);
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &nelems);
+        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
-        st = check_length(out, fn, "output", (size_t)nelems, "the last offset");
+        st = rg_check_length(out, fn, "output", (size_t)nelems, "the last offset");
     if (st != RG_OK)
         return st;
     size_t nsegs = offsets->length - 1;
     int64_t max_value = kind == RG_ELEM_PARENTS ? (int64_t)nsegs - 1 : nelems;
-    st = check_fits(out, fn, "output", max_value);
+    st = rg_check_fits(out, fn, "output", max_value);
     if (st != RG_OK)
         return st;
     if (strategy == RG_STRATEGY_AUTO)

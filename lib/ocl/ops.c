@@ -262,6 +262,28 @@ static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uin
     return st;
 }
 
+/* out[i] = inner[outer[i]], or a converting copy of outer when inner is NULL. */
+static rg_status compose(rg_array *out, const rg_array *outer, const rg_array *inner)
+{
+    rg_context *ctx = out->ctx;
+    cl_ulong n = out->length;
+    if (n == 0)
+        return RG_OK;
+    const rg_array *src = inner ? inner : outer;
+    char options[96];
+    snprintf(options, sizeof options, "-DIN_T=%s -DOUT_T=%s -DINNER_T=%s", cl_type(outer->dtype),
+             cl_type(out->dtype), cl_type(src->dtype));
+    rg_ocl_kernel k;
+    rg_status st = rg_ocl_get_kernel(ctx, "offsets.cl", options, "compose", &k);
+    cl_mem o = mem_of(outer), in = mem_of(src), dst = mem_of(out);
+    cl_int identity = inner == NULL;
+    kernel_arg args[] = {ARG(o), ARG(in), ARG(identity), ARG(n), ARG(dst)};
+    if (st == RG_OK)
+        st = launch(ctx, &k, stride_groups(n, k.group, MAX_STRIDE_GROUPS), k.group, args,
+                    NARGS(args));
+    return st;
+}
+
 /* ---- scan.cl -------------------------------------------------------------- */
 
 typedef struct scan_kernels {
@@ -443,4 +465,5 @@ const rg_ops rg_ocl_ops = {
     .lengths_total = lengths_total,
     .offsets_from_lengths = offsets_from_lengths,
     .elem_segments = elem_segments,
+    .compose = compose,
 };

@@ -580,6 +580,39 @@ static rg_status omp_elem_segments(rg_array *out, const rg_array *offsets, rg_st
     return RG_OK;
 }
 
+/* An int32/int64 element as int64, and back: compose works on small arrays
+ * (one entry per segment), so a loop-invariant branch beats 8 instances. */
+static inline int64_t load_index(const void *p, bool wide, size_t i)
+{
+    return wide ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
+}
+
+static inline void store_index(void *p, bool wide, size_t i, int64_t v)
+{
+    if (wide)
+        ((int64_t *)p)[i] = v;
+    else
+        ((int32_t *)p)[i] = (int32_t)v;
+}
+
+static rg_status omp_compose(rg_array *out, const rg_array *outer, const rg_array *inner)
+{
+    if (!is_index_dtype(out->dtype) || !is_index_dtype(outer->dtype) ||
+        (inner && !is_index_dtype(inner->dtype)))
+        return dtype_error(out->ctx, "compose");
+    bool wout = out->dtype == RG_INT64, wouter = outer->dtype == RG_INT64;
+    bool winner = inner && inner->dtype == RG_INT64;
+    size_t n = out->length;
+    RG_OMP(parallel for num_threads(team_size(n)) schedule(static))
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = load_index(outer->host, wouter, i);
+        if (inner)
+            v = load_index(inner->host, winner, (size_t)v);
+        store_index(out->host, wout, i, v);
+    }
+    return RG_OK;
+}
+
 static const rg_ops omp_ops = {
     .destroy = omp_destroy,
     .array_alloc = omp_array_alloc,
@@ -591,6 +624,7 @@ static const rg_ops omp_ops = {
     .lengths_total = omp_lengths_total,
     .offsets_from_lengths = omp_offsets_from_lengths,
     .elem_segments = omp_elem_segments,
+    .compose = omp_compose,
 };
 
 rg_status rg_omp_init(rg_context *ctx)

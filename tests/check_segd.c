@@ -1,0 +1,297 @@
+/* check_segd.c — segment descriptors: the DPH examples, split/join/glue properties, bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static rg_segd *segd_of(rg_context *ctx, const int64_t *lengths, size_t nsegs)
+{
+    rg_segd *d = NULL;
+    rg_status st = rg_segd_from_lengths(&d, ctx, lengths, nsegs);
+    ck_assert_msg(st == RG_OK, "rg_segd_from_lengths: %s %s", rg_strerror(st), rg_context_error(ctx));
+    return d;
+}
+
+static rg_segd_part part_of(const rg_dsegd *d, size_t w)
+{
+    rg_segd_part p;
+    ck_assert_int_eq(rg_dsegd_part(&p, d, w), RG_OK);
+    return p;
+}
+
+/* Worker w's pieces equal want[0 .. n). */
+static void expect_pieces(const rg_dsegd *d, size_t w, const int64_t *want, size_t n)
+{
+    rg_segd_part p = part_of(d, w);
+    ck_assert_msg(p.npieces == n, "worker %zu: %zu pieces, expected %zu", w, p.npieces, n);
+    int64_t got[8];
+    ck_assert_int_eq(rg_dsegd_lengths(got, d, w), RG_OK);
+    char what[64];
+    snprintf(what, sizeof what, "worker %zu pieces", w);
+    test_expect_i64(got, want, n, what);
+}
+
+static void expect_same_segd(const rg_segd *got, const rg_segd *want, const char *what)
+{
+    ck_assert_msg(rg_segd_nsegs(got) == rg_segd_nsegs(want), "%s: %zu segments, expected %zu",
+                  what, rg_segd_nsegs(got), rg_segd_nsegs(want));
+    ck_assert_msg(rg_segd_nelems(got) == rg_segd_nelems(want), "%s: element count", what);
+    test_expect_i64(rg_segd_lengths(got), rg_segd_lengths(want), rg_segd_nsegs(want), what);
+    test_expect_i64(rg_segd_offsets(got), rg_segd_offsets(want), rg_segd_nsegs(want) + 1, what);
+}
+
+START_TEST(test_split_segs_example)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const int64_t len[5] = {100, 10, 20, 40, 50};
+    rg_segd *s = segd_of(ctx, len, 5);
+    ck_assert_uint_eq(rg_segd_nsegs(s), 5);
+    ck_assert_int_eq(rg_segd_nelems(s), 220);
+    rg_dsegd *d = NULL;
+    ck_assert_int_eq(rg_segd_split_segs(&d, s, 4), RG_OK);
+    ck_assert_uint_eq(rg_dsegd_nworkers(d), 4);
+    const int64_t w0[] = {100}, w1[] = {10, 20, 40}, w2[] = {50};
+    expect_pieces(d, 0, w0, 1);
+    expect_pieces(d, 1, w1, 3);
+    expect_pieces(d, 2, w2, 1);
+    expect_pieces(d, 3, NULL, 0);
+    const int64_t nelems[4] = {100, 70, 50, 0};
+    for (size_t w = 0; w < 4; w++) {
+        rg_segd_part p = part_of(d, w);
+        ck_assert_int_eq(p.nelems, nelems[w]);
+        ck_assert_int_eq(p.first_offset, 0);
+    }
+    rg_segd *g = NULL;
+    ck_assert_int_eq(rg_dsegd_glue(&g, d), RG_OK);
+    expect_same_segd(g, s, "glue(split_segs)");
+    rg_segd_free(g);
+    rg_dsegd_free(d);
+    rg_segd_free(s);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_split_elems_example)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const int64_t len[5] = {60, 10, 20, 40, 50};
+    rg_segd *s = segd_of(ctx, len, 5);
+    rg_dsegd *d = NULL;
+    ck_assert_int_eq(rg_segd_split_elems(&d, s, 4), RG_OK);
+    const int64_t w0[] = {45}, w1[] = {15, 10, 20}, w2[] = {40, 5}, w3[] = {45};
+    expect_pieces(d, 0, w0, 1);
+    expect_pieces(d, 1, w1, 3);
+    expect_pieces(d, 2, w2, 2);
+    expect_pieces(d, 3, w3, 1);
+    const size_t first_seg[4] = {0, 0, 3, 4};
+    const int64_t first_offset[4] = {0, 45, 0, 5};
+    for (size_t w = 0; w < 4; w++) {
+        rg_segd_part p = part_of(d, w);
+        ck_assert_uint_eq(p.first_seg, first_seg[w]);
+        ck_assert_int_eq(p.first_offset, first_offset[w]);
+        ck_assert_int_eq(p.nelems, 45);
+        ck_assert_int_eq(p.first_elem, 45 * (int64_t)w);
+    }
+    rg_segd *j = NULL, *g = NULL;
+    ck_assert_int_eq(rg_dsegd_join(&j, d), RG_OK);
+    const int64_t joined[7] = {45, 15, 10, 20, 40, 5, 45};
+    ck_assert_uint_eq(rg_segd_nsegs(j), 7);
+    ck_assert_int_eq(rg_segd_nelems(j), 180);
+    test_expect_i64(rg_segd_lengths(j), joined, 7, "join");
+    ck_assert_int_eq(rg_dsegd_glue(&g, d), RG_OK);
+    expect_same_segd(g, s, "glue(split_elems)");
+    rg_segd_free(j);
+    rg_segd_free(g);
+    rg_dsegd_free(d);
+    rg_segd_free(s);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* DPH's splitSegdOnSegsD, sequentially: each worker starts with its quota of
+ * elements, skips empty segments, and takes segments while quota > 0. */
+static size_t *ref_split_segs(const int64_t *len, size_t nsegs, size_t p)
+{
+    size_t *counts = calloc(p, sizeof *counts);
+    int64_t n = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        n += len[i];
+    size_t i = 0;
+    for (size_t w = 0; w < p; w++) {
+        int64_t k = n / (int64_t)p + ((int64_t)w < n % (int64_t)p);
+        size_t start = i;
+        while (i < nsegs) {
+            if (len[i] == 0) { i++; continue; }
+            if (k <= 0) break;
+            k -= len[i++];
+        }
+        if (w + 1 == p)
+            i = nsegs;
+        counts[w] = i - start;
+    }
+    return counts;
+}
+
+/* Invariants of any split, and the per-kind rules. */
+static void check_split(const rg_segd *s, const rg_dsegd *d, size_t p, int by_elems,
+                        const char *what)
+{
+    size_t nsegs = rg_segd_nsegs(s);
+    int64_t n = rg_segd_nelems(s);
+    const int64_t *off = rg_segd_offsets(s), *len = rg_segd_lengths(s);
+    size_t *ref = by_elems ? NULL : ref_split_segs(len, nsegs, p);
+    int64_t elem = 0, total_pieces = 0;
+    int64_t *pieces = malloc((nsegs + 1) * sizeof *pieces);
+    for (size_t w = 0; w < p; w++) {
+        rg_segd_part q = part_of(d, w);
+        ck_assert_msg(q.first_elem == elem, "%s P=%zu w=%zu: first_elem %lld, expected %lld", what,
+                      p, w, (long long)q.first_elem, (long long)elem);
+        if (by_elems) {
+            int64_t lo = n / (int64_t)p;
+            ck_assert_msg(q.nelems == lo || q.nelems == lo + 1, "%s P=%zu w=%zu: %lld elements",
+                          what, p, w, (long long)q.nelems);
+        } else {
+            ck_assert_msg(q.npieces == ref[w], "%s P=%zu w=%zu: %zu segments, DPH gives %zu", what,
+                          p, w, q.npieces, ref[w]);
+            ck_assert_int_eq(q.first_offset, 0);
+        }
+        ck_assert(q.npieces <= nsegs + 1);
+        ck_assert_int_eq(rg_dsegd_lengths(pieces, d, w), RG_OK);
+        int64_t sum = 0;
+        for (size_t j = 0; j < q.npieces; j++) {
+            ck_assert(pieces[j] >= 0);
+            if (!by_elems)
+                ck_assert_int_eq(pieces[j], len[q.first_seg + j]);
+            sum += pieces[j];
+        }
+        ck_assert_msg(sum == q.nelems, "%s P=%zu w=%zu: pieces add up to %lld, not %lld", what, p,
+                      w, (long long)sum, (long long)q.nelems);
+        if (q.npieces > 0)
+            ck_assert_msg(off[q.first_seg] + q.first_offset == q.first_elem,
+                          "%s P=%zu w=%zu: first piece not at first_elem", what, p, w);
+        elem += q.nelems;
+        total_pieces += (int64_t)q.npieces;
+    }
+    ck_assert_int_eq(elem, n);
+    rg_segd *j = NULL, *g = NULL;
+    ck_assert_int_eq(rg_dsegd_join(&j, d), RG_OK);
+    ck_assert_int_eq(rg_segd_nelems(j), n);
+    ck_assert_int_eq((int64_t)rg_segd_nsegs(j), total_pieces);
+    ck_assert_int_eq(rg_dsegd_glue(&g, d), RG_OK);
+    expect_same_segd(g, s, what);
+    rg_segd_free(j);
+    rg_segd_free(g);
+    free(pieces);
+    free(ref);
+}
+
+START_TEST(test_split_properties)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const size_t sizes[] = {0, 1, 3, 17, 200};
+    for (int dist = 0; dist < DIST_COUNT; dist++)
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+            size_t nsegs = sizes[si];
+            int64_t *len = test_gen_lengths((test_dist)dist, nsegs, 1000, 31 + si);
+            rg_segd *s = segd_of(ctx, len, nsegs);
+            char what[96];
+            snprintf(what, sizeof what, "%s, %zu segments", test_dist_name((test_dist)dist), nsegs);
+            for (size_t p = 1; p <= 64; p++) {
+                rg_dsegd *d = NULL;
+                ck_assert_int_eq(rg_segd_split_elems(&d, s, p), RG_OK);
+                check_split(s, d, p, 1, what);
+                rg_dsegd_free(d);
+                ck_assert_int_eq(rg_segd_split_segs(&d, s, p), RG_OK);
+                check_split(s, d, p, 0, what);
+                rg_dsegd_free(d);
+            }
+            rg_segd_free(s);
+            free(len);
+        }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* From offsets arrays of either width, on both backends. */
+START_TEST(test_segd_from_array)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t off[6] = {0, 3, 3, 5, 6, 10}, len[5] = {3, 0, 2, 1, 4};
+    const rg_dtype types[2] = {RG_INT32, RG_INT64};
+    for (int t = 0; t < 2; t++) {
+        rg_array *a = test_array_from_i64(ctx, types[t], off, 6);
+        rg_segd *s = NULL;
+        ck_assert_int_eq(rg_segd_from_array(&s, a), RG_OK);
+        ck_assert_uint_eq(rg_segd_nsegs(s), 5);
+        ck_assert_int_eq(rg_segd_nelems(s), 10);
+        test_expect_i64(rg_segd_offsets(s), off, 6, "segd offsets");
+        test_expect_i64(rg_segd_lengths(s), len, 5, "segd lengths");
+        rg_segd_free(s);
+        rg_array_free(a);
+    }
+    const int64_t bad[3] = {0, 4, 2};
+    rg_array *a = test_array_from_i64(ctx, RG_INT64, bad, 3);
+    rg_segd *s = (rg_segd *)&s;
+    ck_assert_int_eq(rg_segd_from_array(&s, a), RG_EOFFSETS);
+    ck_assert_ptr_eq(s, (rg_segd *)&s);
+    ck_assert(test_contains(rg_context_error(ctx), "index 2"));
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_segd_bad_input)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_segd *s = NULL, *sentinel = (rg_segd *)&ctx;
+    const int64_t neg[3] = {1, -2, 3};
+    s = sentinel;
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, neg, 3), RG_EINVAL);
+    ck_assert_ptr_eq(s, sentinel);
+    ck_assert(test_contains(rg_context_error(ctx), "lengths[1] = -2"));
+    const int64_t big[2] = {INT64_MAX, 1};
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, big, 2), RG_EOVERFLOW);
+    const int64_t off0[2] = {1, 2}, offdec[3] = {0, 5, 4};
+    ck_assert_int_eq(rg_segd_from_offsets(&s, ctx, off0, 2), RG_EOFFSETS);
+    ck_assert_int_eq(rg_segd_from_offsets(&s, ctx, offdec, 3), RG_EOFFSETS);
+    ck_assert(test_contains(rg_context_error(ctx), "index 2"));
+    ck_assert_int_eq(rg_segd_from_offsets(&s, ctx, offdec, 0), RG_ESIZE);
+    ck_assert_int_eq(rg_segd_from_lengths(NULL, ctx, neg, 0), RG_EINVAL);
+    ck_assert_int_eq(rg_segd_from_lengths(&s, NULL, neg, 0), RG_EINVAL);
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, NULL, 2), RG_EINVAL);
+    ck_assert_ptr_eq(s, sentinel);
+
+    const int64_t len[3] = {2, 0, 5};
+    s = segd_of(ctx, len, 3);
+    rg_dsegd *d = (rg_dsegd *)sentinel;
+    ck_assert_int_eq(rg_segd_split_elems(&d, s, 0), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "nworkers"));
+    ck_assert_int_eq(rg_segd_split_segs(&d, s, 0), RG_EINVAL);
+    ck_assert_ptr_eq(d, (rg_dsegd *)sentinel);
+    ck_assert_int_eq(rg_segd_split_elems(&d, s, 2), RG_OK);
+    rg_segd_part part = {99, 99, 99, 99, 99};
+    ck_assert_int_eq(rg_dsegd_part(&part, d, 2), RG_ERANGE);
+    ck_assert_uint_eq(part.first_seg, 99);
+    ck_assert_int_eq(rg_dsegd_lengths(NULL, d, 0), RG_EINVAL);
+    ck_assert_int_eq(rg_dsegd_join(NULL, d), RG_EINVAL);
+    rg_dsegd_free(d);
+    rg_dsegd_free(NULL);
+    rg_segd_free(s);
+    rg_segd_free(NULL);
+    rg_context_free(ctx);
+}
+END_TEST
+
+Suite *segd_suite(void)
+{
+    Suite *s = suite_create("segd");
+    TCase *tc = test_tcase("segd");
+    tcase_add_test(tc, test_split_segs_example);
+    tcase_add_test(tc, test_split_elems_example);
+    tcase_add_test(tc, test_split_properties);
+    tcase_add_loop_test(tc, test_segd_from_array, 0, TEST_NBACKENDS);
+    tcase_add_test(tc, test_segd_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
