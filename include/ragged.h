@@ -90,6 +90,12 @@ RG_API const char *rg_context_error(const rg_context *ctx);
 
 RG_API const char *rg_backend_name(rg_backend backend);
 
+/* Waits until all work queued on ctx has finished.  OpenCL primitives may
+ * return before their kernels ran; rg_array_read waits by itself, so this
+ * is for timing and for catching device errors at a known point.  A no-op
+ * on OpenMP. */
+RG_API rg_status rg_context_finish(rg_context *ctx);
+
 /* ------------------------------------------------------------------------
  * Arrays: typed 1-D arrays owned by a context.  On OpenCL they live in
  * device memory; data moves only on rg_array_write / rg_array_read.
@@ -127,6 +133,11 @@ RG_API void rg_array_free(rg_array *array);
 RG_API rg_status rg_array_write(rg_array *array, size_t start, const void *src, size_t count);
 /* Copies elements [start, start + count) into dst[0 .. count). */
 RG_API rg_status rg_array_read(void *dst, const rg_array *array, size_t start, size_t count);
+
+/* Sets every element to *value, one element of the array's dtype. */
+RG_API rg_status rg_array_fill(rg_array *array, const void *value);
+/* Copies all of src into dst: same context, dtype and length. */
+RG_API rg_status rg_array_copy(rg_array *dst, const rg_array *src);
 
 RG_API size_t rg_array_length(const rg_array *array);
 RG_API rg_dtype rg_array_dtype(const rg_array *array);

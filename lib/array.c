@@ -129,6 +129,34 @@ rg_status rg_array_read(void *dst, const rg_array *array, size_t start, size_t c
     return array->ctx->ops->array_read(array, start * size, dst, count * size);
 }
 
+rg_status rg_array_fill(rg_array *array, const void *value)
+{
+    if (!array)
+        return RG_EINVAL;
+    if (!value)
+        return rg_set_error(array->ctx, RG_EINVAL, "rg_array_fill: value is NULL");
+    return array->length ? array->ctx->ops->array_fill(array, value) : RG_OK;
+}
+
+rg_status rg_array_copy(rg_array *dst, const rg_array *src)
+{
+    static const char fn[] = "rg_array_copy";
+    if (!dst || !src)
+        return dst ? rg_set_error(dst->ctx, RG_EINVAL, "%s: src is NULL", fn) : RG_EINVAL;
+    rg_context *ctx = dst->ctx;
+    if (src->ctx != ctx)
+        return rg_set_error(ctx, RG_EINVAL, "%s: src belongs to another context", fn);
+    if (src->dtype != dst->dtype)
+        return rg_set_error(ctx, RG_EDTYPE, "%s: dst is %s but src is %s", fn,
+                            rg_dtype_name(dst->dtype), rg_dtype_name(src->dtype));
+    if (src->length != dst->length)
+        return rg_set_error(ctx, RG_ESIZE, "%s: dst has %zu elements but src has %zu", fn,
+                            dst->length, src->length);
+    if (src == dst || src->length == 0)
+        return RG_OK;
+    return ctx->ops->array_copy(dst, src);
+}
+
 size_t rg_array_length(const rg_array *array)
 {
     return array ? array->length : 0;

@@ -128,6 +128,11 @@ const char *rg_context_device(const rg_context *ctx)
     return ctx ? ctx->device : "";
 }
 
+rg_status rg_context_finish(rg_context *ctx)
+{
+    return ctx ? ctx->ops->finish(ctx) : RG_EINVAL;
+}
+
 const char *rg_context_error(const rg_context *ctx)
 {
     if (!ctx)

@@ -30,6 +30,12 @@ typedef struct rg_ops {
     void (*array_release)(rg_array *a);
     rg_status (*array_write)(rg_array *a, size_t byte_off, const void *src, size_t nbytes);
     rg_status (*array_read)(const rg_array *a, size_t byte_off, void *dst, size_t nbytes);
+    /* Every element of a (length > 0) set to the rg_dtype_size bytes at value. */
+    rg_status (*array_fill)(rg_array *a, const void *value);
+    /* dst = src, same dtype and length > 0. */
+    rg_status (*array_copy)(rg_array *dst, const rg_array *src);
+    /* Waits for all queued work. */
+    rg_status (*finish)(rg_context *ctx);
 
     /* *first_bad = the smallest i with (i == 0 ? o[0] != 0 : o[i] < o[i-1]),
      * or -1 when there is none.  offsets has at least one element. */

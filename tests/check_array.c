@@ -375,6 +375,54 @@ START_TEST(test_foreign_context)
 }
 END_TEST
 
+/* fill and copy for every element width, sizes past the parallel threshold,
+ * and their argument checks; finish succeeds after queued work. */
+START_TEST(test_fill_copy)
+{
+    TEST_CONTEXT(ctx, _i);
+    const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_FLOAT32, RG_INT64};
+    const size_t n = 100003;
+    for (int t = 0; t < 4; t++) {
+        rg_array *a = test_array_filled(ctx, types[t], n, 0);
+        int64_t seven = 7;
+        void *v = test_pack(types[t], &seven, 1);
+        ck_assert_int_eq(rg_array_fill(a, v), RG_OK);
+        test_expect_filled(a, 7, "fill");
+        rg_array *b = test_array_filled(ctx, types[t], n, 3);
+        int64_t vals[3] = {1, 2, 3};
+        void *p = test_pack(types[t], vals, 3);
+        ck_assert_int_eq(rg_array_write(a, n - 3, p, 3), RG_OK);
+        ck_assert_int_eq(rg_array_copy(b, a), RG_OK);
+        ck_assert_int_eq(rg_context_finish(ctx), RG_OK);
+        int64_t *got = test_read_i64(b);
+        for (size_t k = 0; k < n - 3; k++)
+            if (got[k] != 7)
+                ck_abort_msg("copy: element %zu is %lld", k, (long long)got[k]);
+        test_expect_i64(got + n - 3, vals, 3, "copy tail");
+        free(got);
+        free(p);
+        free(v);
+        rg_array_free(b);
+        rg_array_free(a);
+    }
+    rg_array *a = test_array_filled(ctx, RG_INT32, 10, 5);
+    rg_array *b = test_array_filled(ctx, RG_INT32, 11, 6);
+    rg_array *c = test_array_filled(ctx, RG_INT64, 10, 6);
+    ck_assert_int_eq(rg_array_copy(b, a), RG_ESIZE);
+    ck_assert_int_eq(rg_array_copy(c, a), RG_EDTYPE);
+    ck_assert_int_eq(rg_array_copy(c, NULL), RG_EINVAL);
+    ck_assert_int_eq(rg_array_fill(a, NULL), RG_EINVAL);
+    test_expect_filled(b, 6, "refused copy");
+    test_expect_filled(c, 6, "refused copy");
+    test_expect_filled(a, 5, "refused fill");
+    ck_assert_int_eq(rg_context_finish(NULL), RG_EINVAL);
+    rg_array_free(a);
+    rg_array_free(b);
+    rg_array_free(c);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *array_suite(void)
 {
     Suite *s = suite_create("array");
@@ -394,6 +442,7 @@ Suite *array_suite(void)
     tcase_add_loop_test(tc, test_size_overflow, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_huge_alloc, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_foreign_context, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     return s;

@@ -18,6 +18,7 @@
     X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
     X(clCreateBuffer) X(clReleaseMemObject)                                            \
     X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
+    X(clEnqueueCopyBuffer)                                                             \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) \

@@ -154,6 +154,26 @@ static rg_status array_read(const rg_array *a, size_t byte_off, void *dst, size_
     return err == CL_SUCCESS ? RG_OK : rg_cl_fail(a->ctx, err, false, "clEnqueueReadBuffer");
 }
 
+static rg_status array_fill(rg_array *a, const void *value)
+{
+    cl_int err = rg_cl.clEnqueueFillBuffer(ocl_of(a)->queue, mem_of(a), value,
+                                           rg_dtype_size(a->dtype), 0, a->nbytes, 0, NULL, NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(a->ctx, err, false, "clEnqueueFillBuffer");
+}
+
+static rg_status array_copy(rg_array *dst, const rg_array *src)
+{
+    cl_int err = rg_cl.clEnqueueCopyBuffer(ocl_of(dst)->queue, mem_of(src), mem_of(dst), 0, 0,
+                                           src->nbytes, 0, NULL, NULL);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(dst->ctx, err, false, "clEnqueueCopyBuffer");
+}
+
+static rg_status finish(rg_context *ctx)
+{
+    cl_int err = rg_cl.clFinish(((rg_ocl *)ctx->impl)->queue);
+    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, false, "clFinish");
+}
+
 /* ---- offsets.cl: checks, lengths, totals ---------------------------------- */
 
 static rg_status offsets_kernel(rg_context *ctx, rg_dtype in, rg_dtype out, const char *name,
@@ -460,6 +480,9 @@ const rg_ops rg_ocl_ops = {
     .array_release = array_release,
     .array_write = array_write,
     .array_read = array_read,
+    .array_fill = array_fill,
+    .array_copy = array_copy,
+    .finish = finish,
     .offsets_check = offsets_check,
     .lengths = lengths,
     .lengths_total = lengths_total,

@@ -500,6 +500,49 @@ static rg_status omp_array_read(const rg_array *a, size_t byte_off, void *dst, s
     return RG_OK;
 }
 
+/* fill: a typed store per element width, so the loop vectorises. */
+#define RG_DEFINE_FILL_WIDTH(BITS)                                                         \
+    static void fill_w##BITS(void *p, size_t n, const void *value)                        \
+    {                                                                                      \
+        uint##BITS##_t v, *dst = p;                                                        \
+        memcpy(&v, value, sizeof v);                                                       \
+        RG_OMP(parallel for simd num_threads(team_size(n)) schedule(static))               \
+        for (size_t i = 0; i < n; i++)                                                     \
+            dst[i] = v;                                                                    \
+    }
+RG_DEFINE_FILL_WIDTH(8)
+RG_DEFINE_FILL_WIDTH(16)
+RG_DEFINE_FILL_WIDTH(32)
+RG_DEFINE_FILL_WIDTH(64)
+
+static rg_status omp_array_fill(rg_array *a, const void *value)
+{
+    size_t size = rg_dtype_size(a->dtype);
+    void (*fn)(void *, size_t, const void *) =
+        size == 1 ? fill_w8 : size == 2 ? fill_w16 : size == 4 ? fill_w32 : fill_w64;
+    fn(a->host, a->length, value);
+    return RG_OK;
+}
+
+/* copy: one contiguous byte range per thread. */
+static rg_status omp_array_copy(rg_array *dst, const rg_array *src)
+{
+    size_t n = src->nbytes;
+    RG_OMP(parallel num_threads(team_size(n / 8)))
+    {
+        int t = thread_id(), nt = team_threads();
+        size_t begin = part_begin(n, t, nt), end = part_begin(n, t + 1, nt);
+        memcpy((char *)dst->host + begin, (const char *)src->host + begin, end - begin);
+    }
+    return RG_OK;
+}
+
+static rg_status omp_finish(rg_context *ctx)
+{
+    (void)ctx; /* loops are done when their call returns */
+    return RG_OK;
+}
+
 static rg_status omp_offsets_check(const rg_array *offsets, int64_t *first_bad)
 {
     static int64_t (*const fns[2])(const void *, size_t) = {offsets_check_i32,
@@ -619,6 +662,9 @@ static const rg_ops omp_ops = {
     .array_release = omp_array_release,
     .array_write = omp_array_write,
     .array_read = omp_array_read,
+    .array_fill = omp_array_fill,
+    .array_copy = omp_array_copy,
+    .finish = omp_finish,
     .offsets_check = omp_offsets_check,
     .lengths = omp_lengths,
     .lengths_total = omp_lengths_total,
