@@ -1,0 +1,469 @@
+/* ragged_bench.c — times every primitive on every backend against a fill and a copy of the
+ * same bytes, over the segment-length distributions users meet; table on stdout, CSV to a file. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ragged.h"
+
+/* ---- options ---------------------------------------------------------------- */
+
+typedef struct options {
+    char backends[64];  /* "openmp,opencl" */
+    char sizes[256];    /* element counts */
+    char dists[256];
+    char ops[256];
+    int reps;
+    const char *csv;    /* NULL: no CSV */
+    const char *dump;   /* folder for the lengths, read by compare.py */
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ragged_bench [--backends openmp,opencl] [--sizes N,...] [--dists D,...]\n"
+            "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
+            "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
+            "  dists: short medium long powerlaw halfempty ones huge\n"
+            "  ops:   lengths from_lengths parents local_index starts\n"
+            "Medians of R runs (default 5) after one warm-up; int64 offsets and outputs.\n");
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ragged_bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static int has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    snprintf(o->backends, sizeof o->backends, "openmp,opencl");
+    snprintf(o->sizes, sizeof o->sizes, "65536,1048576,16777216,134217728");
+    snprintf(o->dists, sizeof o->dists, "short,medium,long,powerlaw,halfempty,ones,huge");
+    snprintf(o->ops, sizeof o->ops, "lengths,from_lengths,parents,local_index,starts");
+    o->reps = 5;
+    o->csv = NULL;
+    o->dump = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!v)
+            die("%s needs a value (--help)", a);
+        i++;
+        if (!strcmp(a, "--backends"))
+            snprintf(o->backends, sizeof o->backends, "%s", v);
+        else if (!strcmp(a, "--sizes"))
+            snprintf(o->sizes, sizeof o->sizes, "%s", v);
+        else if (!strcmp(a, "--dists"))
+            snprintf(o->dists, sizeof o->dists, "%s", v);
+        else if (!strcmp(a, "--ops"))
+            snprintf(o->ops, sizeof o->ops, "%s", v);
+        else if (!strcmp(a, "--reps"))
+            o->reps = atoi(v);
+        else if (!strcmp(a, "--csv"))
+            o->csv = v;
+        else if (!strcmp(a, "--dump"))
+            o->dump = v;
+        else
+            die("unknown option %s (--help)", a);
+    }
+    if (o->reps < 1)
+        die("--reps must be at least 1");
+}
+
+/* ---- data ------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s)
+{
+    return (double)(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static const char *const dist_names[] = {"short", "medium", "long", "powerlaw",
+                                         "halfempty", "ones", "huge"};
+#define NDISTS 7
+
+/* One length of distribution d (see the README's performance section). */
+static int64_t draw(int d, uint64_t *s, int64_t n)
+{
+    switch (d) {
+    case 0: return 1 + (int64_t)(splitmix64(s) % 8);          /* uniform 1..8 */
+    case 1: return 1 + (int64_t)(splitmix64(s) % 199);        /* mean 100 */
+    case 2: return 1 + (int64_t)(splitmix64(s) % 199999);     /* mean 1e5 */
+    case 3: {                                                 /* Pareto, alpha 1.2 */
+        double x = pow(1.0 - uniform01(s), -1.0 / 1.2);
+        return x > (double)n ? n : (int64_t)x;
+    }
+    case 4: return splitmix64(s) & 1 ? 0 : 1 + (int64_t)(splitmix64(s) % 15); /* 50% empty */
+    case 5: return 1;
+    default: return n;                                        /* one huge segment */
+    }
+}
+
+/* Lengths of distribution d adding up to exactly n elements (the last one cut). */
+static int64_t *make_lengths(int d, int64_t n, size_t *nsegs)
+{
+    size_t cap = 1024, k = 0;
+    int64_t *len = malloc(cap * sizeof *len), sum = 0;
+    uint64_t seed = 0x5eed0000u + (uint64_t)d;
+    while (len && sum < n) {
+        if (k == cap) {
+            int64_t *bigger = realloc(len, (cap *= 2) * sizeof *len);
+            if (!bigger)
+                free(len);
+            len = bigger;
+            if (!len)
+                break;
+        }
+        int64_t l = draw(d, &seed, n);
+        if (l > n - sum)
+            l = n - sum;
+        len[k++] = l;
+        sum += l;
+    }
+    if (!len)
+        die("out of memory for %lld lengths", (long long)n);
+    *nsegs = k;
+    return len;
+}
+
+static void dump_lengths(const char *dir, int d, int64_t n, const int64_t *len, size_t nsegs)
+{
+    char path[4096];
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/%s_%lld.i64", dir, dist_names[d], (long long)n);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(len, sizeof *len, nsegs, f) != nsegs || fclose(f) != 0)
+        die("cannot write %s: %s", path, strerror(errno));
+}
+
+/* ---- timing ----------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static rg_context *g_ctx;
+
+static void check(rg_status st, const char *what)
+{
+    if (st != RG_OK)
+        die("%s: %s: %s", what, rg_strerror(st), rg_context_error(g_ctx));
+}
+
+/* One timed call: the work, then a wait for the device. */
+typedef struct job job;
+typedef rg_status (*job_fn)(job *j);
+
+struct job {
+    rg_array *offsets, *lengths, *out, *scratch;
+    rg_strategy strategy, used;
+    job_fn fn;
+};
+
+/* Median seconds of reps runs after one warm-up run. */
+static double time_job(job *j, int reps)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t)
+        die("out of memory");
+    check(j->fn(j), "warm-up");
+    check(rg_context_finish(g_ctx), "finish");
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        check(j->fn(j), "timed run");
+        check(rg_context_finish(g_ctx), "finish");
+        t[r] = now() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    double m = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    free(t);
+    return m;
+}
+
+static rg_status run_fill(job *j)
+{
+    static const int64_t zero = 0;
+    return rg_array_fill(j->out, &zero);
+}
+static rg_status run_copy(job *j) { return rg_array_copy(j->out, j->scratch); }
+static rg_status run_lengths(job *j) { return rg_lengths(j->lengths, j->offsets); }
+static rg_status run_from_lengths(job *j) { return rg_offsets_from_lengths(j->offsets, j->lengths); }
+static rg_status run_parents(job *j) { return rg_parents(j->out, j->offsets, j->strategy, &j->used); }
+static rg_status run_local(job *j) { return rg_local_index(j->out, j->offsets, j->strategy, &j->used); }
+static rg_status run_starts(job *j) { return rg_segment_starts(j->out, j->offsets, j->strategy, &j->used); }
+
+/* ---- reporting -------------------------------------------------------------- */
+
+static FILE *g_csv;
+
+typedef struct row {
+    const char *backend, *op, *dist, *strategy, *ceiling;
+    int64_t nelems;
+    size_t nsegs;
+    double seconds, bytes, ceiling_seconds, copy_gbps;
+} row;
+
+static void report(const row *r)
+{
+    double gbps = r->bytes / r->seconds * 1e-9;
+    printf("%-7s %-13s %-9s %10lld %10zu %-12s %10.3f %8.2f %6.2fx %-5s %6.0f%%\n", r->backend,
+           r->op, r->dist, (long long)r->nelems, r->nsegs, r->strategy, r->seconds * 1e3, gbps,
+           r->seconds / r->ceiling_seconds, r->ceiling, 100.0 * gbps / r->copy_gbps);
+    fflush(stdout);
+    if (g_csv)
+        fprintf(g_csv, "%s,\"%s\",%s,%s,%lld,%zu,%s,%.6e,%.0f,%.3f,%s,%.6e,%.4f,%.3f,%.4f\n",
+                r->backend, rg_context_device(g_ctx), r->op, r->dist, (long long)r->nelems,
+                r->nsegs, r->strategy, r->seconds, r->bytes, gbps, r->ceiling, r->ceiling_seconds,
+                r->seconds / r->ceiling_seconds, r->copy_gbps, gbps / r->copy_gbps);
+}
+
+static void header(void)
+{
+    printf("%-7s %-13s %-9s %10s %10s %-12s %10s %8s %7s %-5s %7s\n", "backend", "op", "dist",
+           "elements", "segments", "strategy", "median ms", "GB/s", "ratio", "vs", "of copy");
+}
+
+/* ---- one backend ------------------------------------------------------------ */
+
+static rg_array *new_array(rg_dtype t, size_t n)
+{
+    rg_array *a;
+    check(rg_array_create(&a, g_ctx, t, n), "rg_array_create");
+    return a;
+}
+
+/* Seconds to build the kernels of the first parents call: cold (empty disk
+ * cache), warm disk cache (new context), and in memory (same context). */
+static void time_builds(const char *backend)
+{
+    char dir[] = "/tmp/ragged-bench-cache-XXXXXX";
+    if (!mkdtemp(dir))
+        die("mkdtemp: %s", strerror(errno));
+    const char *old = getenv("RAGGED_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("RAGGED_CACHE_DIR", dir, 1);
+    const int64_t off[3] = {0, 2, 5};
+    double t[3];
+    for (int pass = 0; pass < 2; pass++) {
+        rg_context *ctx;
+        check(rg_context_create(&ctx, RG_BACKEND_OPENCL), "context for build timing");
+        rg_array *o, *p;
+        check(rg_array_from_host(&o, ctx, RG_INT64, off, 3), "offsets");
+        check(rg_array_create(&p, ctx, RG_INT64, 5), "out");
+        for (int call = 0; call < (pass ? 1 : 2); call++) {
+            double t0 = now();
+            check(rg_parents(p, o, RG_STRATEGY_MERGE_PATH, NULL), "parents");
+            check(rg_context_finish(ctx), "finish");
+            t[pass ? 1 : call ? 2 : 0] = now() - t0;
+        }
+        rg_array_free(p);
+        rg_array_free(o);
+        rg_context_free(ctx);
+    }
+    printf("%s first-call build (offsets.cl + parents.cl): cold %.3f s, warm disk cache %.3f s, "
+           "in memory %.6f s\n\n",
+           backend, t[0], t[1], t[2]);
+    if (g_csv)
+        fprintf(g_csv, "%s,\"%s\",build,-,0,0,cold/warm-disk/memory,%.6e,0,0,-,%.6e,%.6e,0,0\n",
+                backend, rg_context_device(g_ctx), t[0], t[1], t[2]);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "ragged_bench: could not remove %s\n", dir);
+    if (saved)
+        setenv("RAGGED_CACHE_DIR", saved, 1);
+    else
+        unsetenv("RAGGED_CACHE_DIR");
+    free(saved);
+}
+
+static const struct {
+    const char *name;
+    job_fn fn;
+    int per_element; /* output per element (parents...) or per segment */
+    int strategies;  /* swept over every strategy */
+} op_table[] = {
+    {"lengths", run_lengths, 0, 0},
+    {"from_lengths", run_from_lengths, 0, 0},
+    {"parents", run_parents, 1, 1},
+    {"local_index", run_local, 1, 1},
+    {"starts", run_starts, 1, 1},
+};
+#define NOPS (sizeof op_table / sizeof *op_table)
+
+static const rg_strategy strategies[] = {RG_STRATEGY_AUTO, RG_STRATEGY_BSEARCH,
+                                         RG_STRATEGY_PER_SEGMENT, RG_STRATEGY_FLOOD,
+                                         RG_STRATEGY_MERGE_PATH};
+
+static void bench_case(const options *o, const char *backend, int d, int64_t n)
+{
+    size_t nsegs;
+    int64_t *len = make_lengths(d, n, &nsegs);
+    if (o->dump && !strcmp(backend, "openmp"))
+        dump_lengths(o->dump, d, n, len, nsegs);
+    job j = {0};
+    check(rg_array_from_host(&j.lengths, g_ctx, RG_INT64, len, nsegs), "lengths");
+    free(len);
+    j.offsets = new_array(RG_INT64, nsegs + 1);
+    check(rg_offsets_from_lengths(j.offsets, j.lengths), "offsets");
+    rg_array *elem_out = new_array(RG_INT64, (size_t)n);
+    rg_array *elem_src = new_array(RG_INT64, (size_t)n);
+
+    /* Ceilings on this backend: a fill of the op's output, a copy of n elements. */
+    job ceil = {.out = elem_out, .scratch = elem_src, .fn = run_fill};
+    double fill_elems = time_job(&ceil, o->reps);
+    ceil.fn = run_copy;
+    double copy_s = time_job(&ceil, o->reps);
+    double copy_gbps = 2.0 * 8.0 * (double)n / copy_s * 1e-9;
+    rg_array *seg_out = new_array(RG_INT64, nsegs + 1);
+    ceil.out = seg_out;
+    ceil.fn = run_fill;
+    double fill_segs = time_job(&ceil, o->reps);
+
+    for (size_t k = 0; k < NOPS; k++) {
+        if (!has_word(o->ops, op_table[k].name))
+            continue;
+        row r = {backend, op_table[k].name, dist_names[d], "-", "fill", n, nsegs, 0, 0, 0,
+                 copy_gbps};
+        /* byte model: offsets read (nsegs + 1) x 8, output written x 8 */
+        if (op_table[k].per_element) {
+            r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)n;
+            r.ceiling_seconds = fill_elems;
+        } else {
+            r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
+            r.ceiling_seconds = fill_segs;
+        }
+        j.out = elem_out;
+        j.fn = op_table[k].fn;
+        int nstrat = op_table[k].strategies ? 5 : 1;
+        double best = 0, autos = 0;
+        const char *best_name = "-";
+        for (int s = 0; s < nstrat; s++) {
+            j.strategy = strategies[s];
+            r.seconds = time_job(&j, o->reps);
+            char label[32];
+            if (op_table[k].strategies) {
+                snprintf(label, sizeof label, "%s%s%s", rg_strategy_name(strategies[s]),
+                         s == 0 ? "=" : "", s == 0 ? rg_strategy_name(j.used) : "");
+                r.strategy = label;
+                if (s == 0)
+                    autos = r.seconds;
+                else if (best == 0 || r.seconds < best) {
+                    best = r.seconds;
+                    best_name = rg_strategy_name(strategies[s]);
+                }
+            }
+            report(&r);
+        }
+        if (op_table[k].strategies)
+            printf("%-7s %-13s %-9s auto / best fixed (%s) = %.2f\n", backend, r.op, r.dist,
+                   best_name, autos / best);
+    }
+    rg_array_free(seg_out);
+    rg_array_free(elem_src);
+    rg_array_free(elem_out);
+    rg_array_free(j.offsets);
+    rg_array_free(j.lengths);
+}
+
+static void bench_backend(const options *o, const char *backend)
+{
+    rg_backend b = !strcmp(backend, "opencl") ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
+    rg_status st = rg_context_create(&g_ctx, b);
+    if (st == RG_ENODEVICE) {
+        printf("%s: not available (%s)\n\n", backend, rg_context_error(NULL));
+        return;
+    }
+    if (st != RG_OK)
+        die("%s: %s", backend, rg_context_error(NULL));
+    printf("== %s on %s\n", backend, rg_context_device(g_ctx));
+    if (b == RG_BACKEND_OPENCL)
+        time_builds(backend);
+    header();
+    char sizes[256];
+    snprintf(sizes, sizeof sizes, "%s", o->sizes);
+    for (char *save = NULL, *tok = strtok_r(sizes, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(tok, &end);
+        if (*end == 'k' || *end == 'K')
+            v *= 1024;
+        else if (*end == 'M')
+            v *= 1024 * 1024;
+        if (v < 1)
+            die("bad size %s", tok);
+        for (int d = 0; d < NDISTS; d++)
+            if (has_word(o->dists, dist_names[d]))
+                bench_case(o, backend, d, (int64_t)v);
+    }
+    printf("\n");
+    rg_context_free(g_ctx);
+    g_ctx = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    parse_options(argc, argv, &o);
+    if (o.csv) {
+        g_csv = fopen(o.csv, "w");
+        if (!g_csv)
+            die("cannot write %s: %s", o.csv, strerror(errno));
+        fprintf(g_csv, "backend,device,op,dist,nelems,nsegs,strategy,median_s,bytes,gbps,"
+                       "ceiling,ceiling_s,ratio,copy_gbps,frac_of_copy\n");
+    }
+    printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
+           "/ time, 8-byte elements; ratio = time / time of a fill of the same output on the "
+           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.\n\n",
+           rg_version_string(), o.reps);
+    char backends[64];
+    snprintf(backends, sizeof backends, "%s", o.backends);
+    for (char *save = NULL, *tok = strtok_r(backends, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
+        bench_backend(&o, tok);
+    if (g_csv && fclose(g_csv) != 0)
+        die("cannot write %s", o.csv);
+    return 0;
+}
