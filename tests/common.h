@@ -19,6 +19,7 @@ Suite *context_suite(void);
 Suite *array_suite(void);
 Suite *offsets_suite(void);
 Suite *parents_suite(void);
+Suite *nonzero_suite(void);
 
 /* A test case with a timeout generous enough for cold PoCL kernel builds
  * (unless CK_DEFAULT_TIMEOUT is set, which then wins). */
