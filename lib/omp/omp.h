@@ -7,6 +7,7 @@
 #include "../internal.h"
 
 #ifdef _OPENMP
+/* The compiler's omp.h: angle brackets skip this folder (not on the -I path). */
 #include <omp.h>
 #endif
 
