@@ -295,6 +295,53 @@ RG_API rg_status rg_nested_local_index(rg_array *out, const rg_array *const *lev
                                        size_t nlevels, size_t outer, size_t inner,
                                        rg_strategy strategy, rg_strategy *used);
 
+/* ------------------------------------------------------------------------
+ * Non-zero elements (numpy's nonzero, TensorFlow's Where)
+ *
+ * An element is non-zero when it is unequal to zero in its own dtype: for
+ * integers and bool any value but 0; for floats x != 0 in IEEE terms, so
+ * NaN, infinities and subnormals are non-zero (subnormals too on devices
+ * that flush them) while +0.0 and -0.0 are zero.
+ * ------------------------------------------------------------------------ */
+
+/* The most dimensions rg_nonzero takes (numpy's classic NPY_MAXDIMS). */
+#define RG_NONZERO_MAX_DIMS 32
+
+/* *nnz = the number of non-zero elements of a (any dtype). */
+RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
+
+/* The coordinates of a's non-zero elements when a is read as a row-major
+ * array of shape[0 .. ndim): *coords receives a new RG_INT64 array of
+ * nnz * ndim elements, row r holding the ndim coordinates of the r-th
+ * non-zero element in a's order (for ndim == 1, the flat indices).  *nnz
+ * receives the count; nnz may be NULL.
+ *
+ * 1 <= ndim <= RG_NONZERO_MAX_DIMS (RG_EINVAL otherwise), no dimension may
+ * be negative (RG_EINVAL), the product of the non-zero dimensions must fit
+ * int64 (RG_EOVERFLOW) and the product of all must equal a's length
+ * (RG_ESIZE).  Size-0 dimensions are allowed: a then is empty, *nnz is 0
+ * and *coords has length 0.
+ *
+ * nnz_bound < 0 means "unknown".  nnz_bound >= 0 promises nnz <= nnz_bound:
+ * the OpenCL backend then allocates min(nnz_bound, length) rows and launches
+ * the count and the write back to back, with one read of the count at the
+ * end instead of a read between them.  The result still has exactly nnz
+ * rows (when it is under half the bound, the rows are copied into a fitting
+ * buffer on the device; otherwise the array keeps the bound's allocation).
+ * A bound below nnz is RG_ERANGE (the message gives the real count) and
+ * leaves the outputs untouched. */
+RG_API rg_status rg_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
+                            const int64_t *shape, size_t ndim, int64_t nnz_bound);
+
+/* Per segment, like awkward's argwhere on every list: for content split by
+ * offsets (RG_INT32 or RG_INT64, nsegs + 1 elements, the last equal to the
+ * content length), *positions_out receives a new RG_INT64 array holding,
+ * segment by segment, the positions of the non-zero elements within their
+ * segment (k - offsets[i]), and *offsets_out a new RG_INT64 array of
+ * nsegs + 1 offsets that splits positions_out into the segments. */
+RG_API rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
+                                    const rg_array *content, const rg_array *offsets);
+
 #ifdef __cplusplus
 }
 #endif

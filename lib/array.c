@@ -34,7 +34,8 @@ const char *rg_dtype_name(rg_dtype dtype)
     return "unknown";
 }
 
-rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype, size_t length)
+static rg_status create_array(rg_array **out, rg_context *ctx, rg_dtype dtype, size_t length,
+                              bool zero)
 {
     if (!ctx)
         return RG_EINVAL;
@@ -55,13 +56,23 @@ rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype, size_
     a->dtype = dtype;
     a->length = length;
     a->nbytes = nbytes;
-    rg_status st = ctx->ops->array_alloc(a);
+    rg_status st = ctx->ops->array_alloc(a, zero);
     if (st != RG_OK) {
         free(a);
         return st;
     }
     *out = a;
     return RG_OK;
+}
+
+rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype, size_t length)
+{
+    return create_array(out, ctx, dtype, length, true);
+}
+
+rg_status rg_array_create_uninit(rg_array **out, rg_context *ctx, rg_dtype dtype, size_t length)
+{
+    return create_array(out, ctx, dtype, length, false);
 }
 
 rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
@@ -181,4 +192,15 @@ rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value)
         return st;
     }
     return a->ctx->ops->array_read(a, i * 8, value, 8);
+}
+
+void rg_array_trim(rg_array *a, size_t length)
+{
+    if (length >= a->length)
+        return;
+    size_t old_nbytes = a->nbytes;
+    a->length = length;
+    a->nbytes = length * rg_dtype_size(a->dtype); /* smaller than before: cannot overflow */
+    if (a->ctx->ops->array_trim)
+        a->ctx->ops->array_trim(a, old_nbytes);
 }

@@ -25,8 +25,9 @@ typedef enum rg_elem_kind {
 typedef struct rg_ops {
     void (*destroy)(rg_context *ctx);
 
-    /* Storage for a->length elements of a->dtype, zero-filled. */
-    rg_status (*array_alloc)(rg_array *a);
+    /* Storage for a->length elements of a->dtype, zero-filled if zero is true
+     * (else left as it comes: for outputs that are written whole). */
+    rg_status (*array_alloc)(rg_array *a, bool zero);
     void (*array_release)(rg_array *a);
     rg_status (*array_write)(rg_array *a, size_t byte_off, const void *src, size_t nbytes);
     rg_status (*array_read)(const rg_array *a, size_t byte_off, void *dst, size_t nbytes);
@@ -56,6 +57,31 @@ typedef struct rg_ops {
     /* out[i] = inner[outer[i]] (inner NULL: out[i] = outer[i]); the values of
      * outer index inner and the results fit out's dtype. */
     rg_status (*compose)(rg_array *out, const rg_array *outer, const rg_array *inner);
+
+    /* Storage of a shrunk array: a->length and a->nbytes are already the new,
+     * smaller values, old_nbytes the size allocated.  Best effort (may keep
+     * the old storage); NULL means "keep it". */
+    void (*array_trim)(rg_array *a, size_t old_nbytes);
+
+    /* Non-zero elements.  Element k is non-zero when its bits, read as an
+     * unsigned integer of the dtype's size, have (bits & mask) != 0: the
+     * front end picks mask per dtype (rg_nonzero_mask), so the backends
+     * never see the dtype's meaning.  a is not empty. */
+    rg_status (*nonzero_count)(const rg_array *a, uint64_t mask, int64_t *nnz);
+    /* *nnz = the count; *coords = a new RG_INT64 array with room for the
+     * coordinates (row-major rows of ndim, see rg_nonzero) of at least the
+     * first min(nnz, rows) non-zeros, rows = bound when bound >= 0, else nnz;
+     * all of them written when nnz <= rows.  When bound >= 0 and nnz > bound
+     * the backend may set *coords to NULL or to a partly written array; the
+     * front end frees it.  shape is valid, its product is a's length. */
+    rg_status (*nonzero)(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
+                         const int64_t *shape, size_t ndim, int64_t bound);
+    /* positions holds the flat indices of the non-zeros of the content split
+     * by offsets (valid, RG_INT32/RG_INT64), ascending, at least one; makes
+     * seg_offsets[i] = the number of positions below offsets[i] (nsegs + 1,
+     * RG_INT64) and positions[j] -= the start of the segment holding it. */
+    rg_status (*segment_nonzero)(rg_array *seg_offsets, rg_array *positions,
+                                 const rg_array *offsets);
 } rg_ops;
 
 struct rg_context {
@@ -106,5 +132,19 @@ RG_HIDDEN rg_status rg_check_length(const rg_array *a, const char *fn, const cha
 
 /* Reads one int32/int64 element of an index array as int64 (front end helper). */
 RG_HIDDEN rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value);
+
+/* rg_array_create without the zero fill, for outputs written whole before
+ * anyone reads them. */
+RG_HIDDEN rg_status rg_array_create_uninit(rg_array **out, rg_context *ctx, rg_dtype dtype,
+                                           size_t length);
+
+/* Shrinks a to its first length elements (length <= a->length); the
+ * backend may release the storage past them. */
+RG_HIDDEN void rg_array_trim(rg_array *a, size_t length);
+
+/* Checks that offsets is an RG_INT32/RG_INT64 array of ctx, valid, ending at
+ * content_length; the messages name fn. */
+RG_HIDDEN rg_status rg_check_offsets_for(rg_context *ctx, const rg_array *offsets,
+                                         size_t content_length, const char *fn);
 
 #endif /* RAGGED_INTERNAL_H */

@@ -62,21 +62,26 @@ rg_status rg_check_length(const rg_array *a, const char *fn, const char *name,
     return RG_OK;
 }
 
-rg_status rg_offsets_validate(const rg_array *offsets, size_t content_length)
+rg_status rg_check_offsets_for(rg_context *ctx, const rg_array *offsets, size_t content_length,
+                               const char *fn)
 {
-    static const char fn[] = "rg_offsets_validate";
-    if (!offsets)
-        return RG_EINVAL;
     int64_t last = 0;
-    rg_status st = rg_check_index_array(offsets->ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
         st = rg_check_offsets(offsets, fn, &last);
     if (st == RG_OK && (uint64_t)last != (uint64_t)content_length)
-        st = rg_set_error(offsets->ctx, RG_EOFFSETS,
+        st = rg_set_error(ctx, RG_EOFFSETS,
                           "%s: the last offset, offsets[%zu] = %lld, must equal the content "
                           "length %zu",
                           fn, offsets->length - 1, (long long)last, content_length);
     return st;
+}
+
+rg_status rg_offsets_validate(const rg_array *offsets, size_t content_length)
+{
+    if (!offsets)
+        return RG_EINVAL;
+    return rg_check_offsets_for(offsets->ctx, offsets, content_length, "rg_offsets_validate");
 }
 
 rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)

@@ -79,6 +79,35 @@ RG_HIDDEN rg_status rg_ocl_get_kernel(rg_context *ctx, const char *file, const c
                                       const char *name, rg_ocl_kernel *out);
 RG_HIDDEN void rg_ocl_programs_free(rg_ocl *ocl);
 
+/* ---- launching (ops.c) ---- */
+
+typedef struct kernel_arg {
+    size_t size;
+    const void *value; /* NULL: local memory of `size` bytes */
+} kernel_arg;
+
+#define ARG(x) {sizeof(x), &(x)}
+#define LOCAL_ARG(bytes) {(bytes), NULL}
+#define NARGS(args) (sizeof(args) / sizeof *(args))
+
+/* Sets the arguments and enqueues groups work-groups of group work-items. */
+RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
+                                  size_t group, const kernel_arg *args, size_t nargs);
+/* Work-groups for a grid-stride loop over n items, at least 1, at most cap. */
+RG_HIDDEN size_t rg_ocl_stride_groups(size_t n, size_t group, size_t cap);
+RG_HIDDEN rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out);
+/* Blocking read of the first nbytes of mem. */
+RG_HIDDEN rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst);
+
+/* ---- non-zero elements (nonzero.c): the rg_ops entries, see internal.h ---- */
+RG_HIDDEN void rg_ocl_array_trim(rg_array *a, size_t old_nbytes);
+RG_HIDDEN rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz);
+RG_HIDDEN rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
+                                   uint64_t mask, const int64_t *shape, size_t ndim,
+                                   int64_t bound);
+RG_HIDDEN rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
+                                           const rg_array *offsets);
+
 /* The backend table, filled in ops.c. */
 RG_HIDDEN extern const rg_ops rg_ocl_ops;
 RG_HIDDEN void rg_ocl_destroy(rg_context *ctx);

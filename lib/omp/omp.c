@@ -5,79 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-#include "../internal.h"
-
-/* ------------------------------------------------------------------------
- * Threads.  Without OpenMP the pragmas vanish and every team has one thread,
- * so the same code runs as serial loops.
- * ------------------------------------------------------------------------ */
-
-#define RG_PRAGMA(x) _Pragma(#x)
-#ifdef _OPENMP
-#define RG_OMP(directive) RG_PRAGMA(omp directive)
-#else
-#define RG_OMP(directive)
-#endif
-
-/* Below this much work (elements + segments) a team costs more than it saves.
- * Building with -DRG_OMP_MIN_PARALLEL=1 runs even tiny inputs in parallel. */
-#ifndef RG_OMP_MIN_PARALLEL
-#define RG_OMP_MIN_PARALLEL ((size_t)1 << 15)
-#endif
+#include "omp.h"
 
 /* Segments handed out at a time by the per-segment strategy's dynamic schedule. */
 #define RG_OMP_SEGMENT_CHUNK 256
-
-/* How many threads to ask for, given the amount of work. */
-static int team_size(size_t work)
-{
-#ifdef _OPENMP
-    if (work >= RG_OMP_MIN_PARALLEL)
-        return omp_get_max_threads();
-#endif
-    (void)work;
-    return 1;
-}
-
-static int thread_id(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int team_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
-
-/* Start of part t when n items are cut into parts nearly equal parts (the
- * first n % parts get one more); part t is [begin(t), begin(t + 1)). */
-static inline size_t part_begin(size_t n, int t, int parts)
-{
-    size_t q = n / (size_t)parts, r = n % (size_t)parts, ut = (size_t)t;
-    return ut * q + (ut < r ? ut : r);
-}
-
-/* Room for one int64 per thread and one more, for the two-pass scans. */
-static int64_t *team_scratch(rg_context *ctx, int team)
-{
-    int64_t *s = malloc(((size_t)team + 1) * sizeof *s);
-    if (!s)
-        rg_set_error(ctx, RG_ENOMEM, "OpenMP backend: out of host memory for %d scan partials",
-                     team);
-    return s;
-}
 
 /* a + b stuck at UINT64_MAX instead of wrapping. */
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
@@ -467,12 +398,12 @@ static void omp_destroy(rg_context *ctx)
     (void)ctx; /* no private state */
 }
 
-static rg_status omp_array_alloc(rg_array *a)
+static rg_status omp_array_alloc(rg_array *a, bool zero)
 {
     a->host = NULL;
     if (a->nbytes == 0)
         return RG_OK;
-    a->host = calloc(1, a->nbytes);
+    a->host = zero ? calloc(1, a->nbytes) : malloc(a->nbytes);
     if (!a->host)
         return rg_set_error(a->ctx, RG_ENOMEM,
                             "OpenMP backend: cannot allocate %zu bytes for %zu %s elements",
@@ -484,6 +415,20 @@ static void omp_array_release(rg_array *a)
 {
     free(a->host);
     a->host = NULL;
+}
+
+/* Gives back the memory past the new end; if realloc cannot, the old block serves. */
+static void omp_array_trim(rg_array *a, size_t old_nbytes)
+{
+    (void)old_nbytes;
+    if (a->nbytes == 0) {
+        free(a->host);
+        a->host = NULL;
+        return;
+    }
+    void *smaller = realloc(a->host, a->nbytes);
+    if (smaller)
+        a->host = smaller;
 }
 
 static rg_status omp_array_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes)
@@ -671,6 +616,10 @@ static const rg_ops omp_ops = {
     .offsets_from_lengths = omp_offsets_from_lengths,
     .elem_segments = omp_elem_segments,
     .compose = omp_compose,
+    .array_trim = omp_array_trim,
+    .nonzero_count = rg_omp_nonzero_count,
+    .nonzero = rg_omp_nonzero,
+    .segment_nonzero = rg_omp_segment_nonzero,
 };
 
 rg_status rg_omp_init(rg_context *ctx)

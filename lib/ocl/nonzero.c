@@ -1,0 +1,224 @@
+/* nonzero.c — the OpenCL backend's non-zero primitives: launches of nonzero.cl and trimming arrays. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "ocl.h"
+
+/* Elements per work-item per tile of nz_write: 256 * 8 one-byte flags = 2 KiB of local memory. */
+#define NZ_VT 8
+/* Grid-stride segment kernels get at most this many work-groups (as in ops.c). */
+#define NZ_MAX_GROUPS 65536
+
+/* The OpenCL C type that holds one element's bits. */
+static const char *bits_type(size_t size)
+{
+    return size == 1 ? "uchar" : size == 2 ? "ushort" : size == 4 ? "uint" : "ulong";
+}
+
+/* The kernels, the chunking and the per-chunk counts of one input. */
+typedef struct nz_plan {
+    rg_ocl_kernel count, write;
+    size_t group, chunks;
+    cl_ulong n, chunk;
+    union {
+        cl_uchar u8;
+        cl_ushort u16;
+        cl_uint u32;
+        cl_ulong u64;
+    } mask; /* the mask as the element type: it is passed by value */
+    size_t mask_size;
+    cl_mem counts; /* one long per chunk */
+} nz_plan;
+
+static void plan_free(nz_plan *p)
+{
+    if (p->counts)
+        rg_cl.clReleaseMemObject(p->counts);
+    p->counts = NULL;
+}
+
+static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool write)
+{
+    rg_context *ctx = a->ctx;
+    size_t size = rg_dtype_size(a->dtype);
+    char options[64];
+    snprintf(options, sizeof options, "-DT=%s -DVT=%d", bits_type(size), NZ_VT);
+    p->counts = NULL;
+    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
+    if (st == RG_OK && write)
+        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_write", &p->write);
+    if (st != RG_OK)
+        return st;
+    p->group = p->count.group;
+    if (write && p->write.group < p->group)
+        p->group = p->write.group;
+    /* At most one chunk per work-item of a group (nz_write adds up the counts
+     * before its chunk in one group-wide step), each a whole number of tiles. */
+    size_t n = a->length, tile = p->group * NZ_VT;
+    size_t chunks = rg_ocl_stride_groups(n, tile, p->group);
+    size_t per_chunk = n / chunks + (n % chunks != 0);
+    p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
+    p->chunks = n / p->chunk + (n % p->chunk != 0);
+    p->n = n;
+    p->mask_size = size;
+    switch (size) {
+    case 1: p->mask.u8 = (cl_uchar)mask; break;
+    case 2: p->mask.u16 = (cl_ushort)mask; break;
+    case 4: p->mask.u32 = (cl_uint)mask; break;
+    default: p->mask.u64 = mask; break;
+    }
+    return rg_ocl_temp_buffer(ctx, p->chunks * sizeof(cl_long), &p->counts);
+}
+
+static rg_status launch_count(const rg_array *a, nz_plan *p)
+{
+    cl_mem in = a->dev;
+    kernel_arg args[] = {ARG(in),
+                         ARG(p->n),
+                         ARG(p->chunk),
+                         {p->mask_size, &p->mask},
+                         ARG(p->counts),
+                         LOCAL_ARG(p->group * sizeof(cl_long))};
+    return rg_ocl_launch(a->ctx, &p->count, p->chunks, p->group, args, NARGS(args));
+}
+
+/* Waits for the queue up to here and adds up the chunk counts. */
+static rg_status read_total(rg_context *ctx, const nz_plan *p, int64_t *total)
+{
+    int64_t counts[RG_OCL_MAX_GROUP];
+    rg_status st = rg_ocl_read_back(ctx, p->counts, p->chunks * sizeof(cl_long), counts);
+    int64_t sum = 0;
+    for (size_t i = 0; i < p->chunks; i++)
+        sum += counts[i];
+    *total = sum;
+    return st;
+}
+
+rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
+{
+    nz_plan p;
+    rg_status st = plan_make(&p, a, mask, false);
+    if (st == RG_OK)
+        st = launch_count(a, &p);
+    if (st == RG_OK)
+        st = read_total(a->ctx, &p, nnz);
+    plan_free(&p);
+    return st;
+}
+
+/* Enqueues nz_write for rows rows of room in out. */
+static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shape, size_t ndim,
+                              cl_ulong rows, rg_array *out)
+{
+    rg_context *ctx = a->ctx;
+    rg_ocl *ocl = ctx->impl;
+    cl_int err;
+    /* Copied at creation: no transfer is enqueued and no wait is needed for it. */
+    cl_mem shape_mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            ndim * sizeof(cl_long), (void *)shape, &err);
+    if (!shape_mem)
+        return rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
+    cl_mem in = a->dev, dst = out->dev;
+    cl_uint nd = (cl_uint)ndim;
+    kernel_arg args[] = {ARG(in),
+                         ARG(p->n),
+                         ARG(p->chunk),
+                         {p->mask_size, &p->mask},
+                         ARG(p->counts),
+                         ARG(shape_mem),
+                         ARG(nd),
+                         ARG(rows),
+                         ARG(dst),
+                         LOCAL_ARG(p->group * sizeof(cl_long)),
+                         LOCAL_ARG(p->group * NZ_VT),
+                         LOCAL_ARG(ndim * sizeof(cl_long))};
+    rg_status st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
+    rg_cl.clReleaseMemObject(shape_mem); /* released once the kernel is done with it */
+    return st;
+}
+
+/* Without a bound: count, read the total, allocate exactly, write.  With a
+ * bound: allocate the bound, count and write back to back, then read the
+ * total once (the queue is in order, so the write is done by then). */
+rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
+                         const int64_t *shape, size_t ndim, int64_t bound)
+{
+    rg_context *ctx = a->ctx;
+    nz_plan p;
+    rg_array *out = NULL;
+    int64_t total = 0;
+    rg_status st = plan_make(&p, a, mask, true);
+    if (st == RG_OK)
+        st = launch_count(a, &p);
+    if (st == RG_OK && bound < 0)
+        st = read_total(ctx, &p, &total);
+    int64_t rows = bound < 0 ? total : bound;
+    size_t length = 0;
+    if (st == RG_OK && __builtin_mul_overflow((size_t)rows, ndim, &length))
+        st = rg_set_error(ctx, RG_EOVERFLOW, "OpenCL backend: %lld rows of %zu coordinates "
+                          "overflow size_t", (long long)rows, ndim);
+    if (st == RG_OK)
+        st = rg_array_create_uninit(&out, ctx, RG_INT64, length);
+    if (st == RG_OK && rows > 0)
+        st = launch_write(a, &p, shape, ndim, (cl_ulong)rows, out);
+    if (st == RG_OK && bound >= 0)
+        st = read_total(ctx, &p, &total);
+    plan_free(&p);
+    if (st != RG_OK) {
+        rg_array_free(out);
+        return st;
+    }
+    *coords = out;
+    *nnz = total;
+    return RG_OK;
+}
+
+rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
+                                 const rg_array *offsets)
+{
+    rg_context *ctx = offsets->ctx;
+    const char *off_type = offsets->dtype == RG_INT32 ? "int" : "long";
+    char options[32];
+    snprintf(options, sizeof options, "-DOFF_T=%s", off_type);
+    rg_ocl_kernel koff, kpos;
+    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_offsets", &koff);
+    if (st == RG_OK)
+        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_positions", &kpos);
+    if (st != RG_OK)
+        return st;
+    cl_mem o = offsets->dev, pos = positions->dev, so = seg_offsets->dev;
+    cl_ulong nsegs = offsets->length - 1, nnz = positions->length;
+    kernel_arg off_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz), ARG(so)};
+    kernel_arg pos_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz)};
+    /* In this order: the offsets search the positions before they are made local. */
+    st = rg_ocl_launch(ctx, &koff, rg_ocl_stride_groups(nsegs + 1, koff.group, NZ_MAX_GROUPS),
+                       koff.group, off_args, NARGS(off_args));
+    if (st == RG_OK)
+        st = rg_ocl_launch(ctx, &kpos, rg_ocl_stride_groups(nnz, kpos.group, NZ_MAX_GROUPS),
+                           kpos.group, pos_args, NARGS(pos_args));
+    return st;
+}
+
+/* A shrunk array keeps its buffer unless it now uses less than half of it;
+ * then its elements move to a fitting buffer, on the device. */
+void rg_ocl_array_trim(rg_array *a, size_t old_nbytes)
+{
+    rg_ocl *ocl = a->ctx->impl;
+    cl_mem old = a->dev;
+    if (!old || a->nbytes > old_nbytes / 2)
+        return;
+    cl_mem fresh = NULL;
+    cl_int err = CL_SUCCESS;
+    if (a->nbytes > 0)
+        fresh = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, a->nbytes, NULL, &err);
+    if (fresh)
+        err = rg_cl.clEnqueueCopyBuffer(ocl->queue, old, fresh, 0, 0, a->nbytes, 0, NULL, NULL);
+    if (a->nbytes > 0 && (!fresh || err != CL_SUCCESS)) {
+        if (fresh)
+            rg_cl.clReleaseMemObject(fresh);
+        return; /* best effort: the old buffer still holds the elements */
+    }
+    rg_cl.clReleaseMemObject(old);
+    a->dev = fresh;
+}

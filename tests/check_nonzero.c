@@ -1,0 +1,566 @@
+/* check_nonzero.c — count_nonzero, nonzero and segment_nonzero: every dtype, densities, shapes, bounds, errors. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+#define N_DTYPES 11
+static const rg_dtype all_dtypes[N_DTYPES] = {RG_BOOL,   RG_INT8,   RG_INT16,  RG_INT32,
+                                              RG_INT64,  RG_UINT8,  RG_UINT16, RG_UINT32,
+                                              RG_UINT64, RG_FLOAT32, RG_FLOAT64};
+
+/* ---- inputs and the sequential reference --------------------------------- */
+
+/* The reference's own test, in each dtype's C arithmetic (not the library's masks). */
+static int is_nonzero(rg_dtype dtype, const unsigned char *p)
+{
+    switch (dtype) {
+    case RG_BOOL:
+    case RG_UINT8: { uint8_t x; memcpy(&x, p, 1); return x != 0; }
+    case RG_INT8: { int8_t x; memcpy(&x, p, 1); return x != 0; }
+    case RG_INT16: { int16_t x; memcpy(&x, p, 2); return x != 0; }
+    case RG_UINT16: { uint16_t x; memcpy(&x, p, 2); return x != 0; }
+    case RG_INT32: { int32_t x; memcpy(&x, p, 4); return x != 0; }
+    case RG_UINT32: { uint32_t x; memcpy(&x, p, 4); return x != 0; }
+    case RG_INT64: { int64_t x; memcpy(&x, p, 8); return x != 0; }
+    case RG_UINT64: { uint64_t x; memcpy(&x, p, 8); return x != 0; }
+    case RG_FLOAT32: { float x; memcpy(&x, p, 4); return x != 0.0f; }
+    case RG_FLOAT64: { double x; memcpy(&x, p, 8); return x != 0.0; }
+    }
+    ck_abort_msg("is_nonzero: dtype %d", (int)dtype);
+    return 0;
+}
+
+/* Stores one zero (want == 0) or one non-zero value of dtype at p, drawn
+ * from awkward cases: -0.0, NaN, infinities, subnormals, lone high bits. */
+static void put_value(rg_dtype dtype, unsigned char *p, int want, uint64_t *state)
+{
+    uint64_t r = test_rand(state);
+    size_t size = rg_dtype_size(dtype);
+    if (dtype == RG_FLOAT32) {
+        static const float zeros[2] = {0.0f, -0.0f};
+        const float nonzeros[8] = {1.5f, -2.0f, NAN, -NAN, INFINITY, -INFINITY, FLT_TRUE_MIN,
+                                   -FLT_MIN / 4};
+        float x = want ? nonzeros[r % 8] : zeros[r % 2];
+        memcpy(p, &x, 4);
+    } else if (dtype == RG_FLOAT64) {
+        static const double zeros[2] = {0.0, -0.0};
+        const double nonzeros[8] = {1e300, -3.25, NAN, -NAN, INFINITY, -INFINITY, DBL_TRUE_MIN,
+                                    -DBL_MIN / 8};
+        double x = want ? nonzeros[r % 8] : zeros[r % 2];
+        memcpy(p, &x, 8);
+    } else if (dtype == RG_BOOL) {
+        *p = want != 0;
+    } else {
+        /* Random bits, or only the top bit (the sign of a signed type). */
+        uint64_t v = 0;
+        if (want) {
+            v = (r >> 8) % 4 == 0 ? (uint64_t)1 << (8 * size - 1) : r;
+            if (size < 8)
+                v &= ((uint64_t)1 << (8 * size)) - 1;
+            if (v == 0)
+                v = 1;
+        }
+        memcpy(p, &v, size); /* little-endian: the low bytes */
+    }
+}
+
+/* n elements of dtype, each non-zero with probability permille / 1000. */
+static unsigned char *gen_input(rg_dtype dtype, size_t n, int permille, uint64_t seed)
+{
+    size_t size = rg_dtype_size(dtype);
+    unsigned char *buf = malloc(n * size + size);
+    ck_assert_ptr_nonnull(buf);
+    uint64_t state = seed * 0x9E3779B97F4A7C15ull + (uint64_t)dtype;
+    for (size_t k = 0; k < n; k++) {
+        int want = (int)(test_rand(&state) % 1000) < permille;
+        put_value(dtype, buf + k * size, want, &state);
+    }
+    return buf;
+}
+
+/* Row-major coordinates of the non-zeros (malloc'd, never NULL); *nnz gets the count. */
+static int64_t *ref_nonzero(rg_dtype dtype, const unsigned char *buf, size_t n,
+                            const int64_t *shape, size_t ndim, int64_t *nnz)
+{
+    size_t size = rg_dtype_size(dtype), count = 0;
+    for (size_t k = 0; k < n; k++)
+        count += (size_t)is_nonzero(dtype, buf + k * size);
+    int64_t *out = malloc((count * ndim + 1) * sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    size_t r = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!is_nonzero(dtype, buf + k * size))
+            continue;
+        int64_t rest = (int64_t)k;
+        for (size_t d = ndim; d-- > 0;) {
+            out[r * ndim + d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        r++;
+    }
+    *nnz = (int64_t)count;
+    return out;
+}
+
+static rg_array *array_from_raw(rg_context *ctx, rg_dtype dtype, const void *buf, size_t n)
+{
+    rg_array *a = NULL;
+    rg_status st = rg_array_from_host(&a, ctx, dtype, buf, n);
+    ck_assert_msg(st == RG_OK, "rg_array_from_host(%s, %zu): %d %s", rg_dtype_name(dtype), n,
+                  (int)st, rg_context_error(ctx));
+    return a;
+}
+
+/* Reads an int64 array whole (at least one slot). */
+static int64_t *read_all(const rg_array *a)
+{
+    size_t n = rg_array_length(a);
+    int64_t *out = malloc((n + 1) * sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    rg_status st = rg_array_read(out, a, 0, n);
+    ck_assert_msg(st == RG_OK, "rg_array_read: %d %s", (int)st,
+                  rg_context_error(rg_array_context(a)));
+    return out;
+}
+
+/* rg_nonzero with one bound, compared with the reference. */
+static void expect_coords(rg_context *ctx, const rg_array *a, const int64_t *shape, size_t ndim,
+                          int64_t bound, const int64_t *want, int64_t want_nnz, const char *what)
+{
+    rg_array *coords = NULL;
+    int64_t nnz = -5;
+    rg_status st = rg_nonzero(&coords, &nnz, a, shape, ndim, bound);
+    ck_assert_msg(st == RG_OK, "%s, bound %lld: %d (%s) %s", what, (long long)bound, (int)st,
+                  rg_strerror(st), rg_context_error(ctx));
+    ck_assert_msg(nnz == want_nnz, "%s, bound %lld: nnz %lld, expected %lld", what,
+                  (long long)bound, (long long)nnz, (long long)want_nnz);
+    ck_assert_int_eq(rg_array_dtype(coords), RG_INT64);
+    ck_assert_msg(rg_array_length(coords) == (size_t)want_nnz * ndim,
+                  "%s, bound %lld: %zu coordinates, expected %lld", what, (long long)bound,
+                  rg_array_length(coords), (long long)want_nnz * (long long)ndim);
+    int64_t *got = read_all(coords);
+    char label[256];
+    snprintf(label, sizeof label, "%s, bound %lld", what, (long long)bound);
+    test_expect_i64(got, want, (size_t)want_nnz * ndim, label);
+    free(got);
+    rg_array_free(coords);
+}
+
+/* Count, nonzero without a bound, with exact and loose bounds, and a bound
+ * one too small (RG_ERANGE, outputs untouched). */
+static void check_nonzero(rg_context *ctx, rg_dtype dtype, const unsigned char *buf, size_t n,
+                          const int64_t *shape, size_t ndim, const char *what)
+{
+    char label[256];
+    snprintf(label, sizeof label, "%s: %s, %zu elements, %zu-D", rg_backend_name(
+             rg_context_backend(ctx)), rg_dtype_name(dtype), n, ndim);
+    snprintf(label + strlen(label), sizeof label - strlen(label), " (%s)", what);
+    int64_t want_nnz = 0;
+    int64_t *want = ref_nonzero(dtype, buf, n, shape, ndim, &want_nnz);
+    rg_array *a = array_from_raw(ctx, dtype, buf, n);
+
+    int64_t count = -5;
+    rg_status st = rg_count_nonzero(&count, a);
+    ck_assert_msg(st == RG_OK, "%s: count %d %s", label, (int)st, rg_context_error(ctx));
+    ck_assert_msg(count == want_nnz, "%s: count %lld, expected %lld", label, (long long)count,
+                  (long long)want_nnz);
+
+    expect_coords(ctx, a, shape, ndim, -1, want, want_nnz, label);
+    expect_coords(ctx, a, shape, ndim, want_nnz, want, want_nnz, label);
+    expect_coords(ctx, a, shape, ndim, want_nnz + 3, want, want_nnz, label);
+    expect_coords(ctx, a, shape, ndim, INT64_MAX, want, want_nnz, label);
+    if (want_nnz > 0) {
+        rg_array *coords = a; /* any pointer: it must come back unchanged */
+        int64_t nnz = -5;
+        st = rg_nonzero(&coords, &nnz, a, shape, ndim, want_nnz - 1);
+        ck_assert_msg(st == RG_ERANGE, "%s: bound nnz - 1 gave %d (%s)", label, (int)st,
+                      rg_strerror(st));
+        ck_assert_msg(coords == a && nnz == -5, "%s: outputs written on RG_ERANGE", label);
+        ck_assert_msg(test_contains(rg_context_error(ctx), "non-zero"), "%s: message \"%s\"",
+                      label, rg_context_error(ctx));
+    }
+    free(want);
+    rg_array_free(a);
+}
+
+/* ---- every dtype at every density ---------------------------------------- */
+
+static const int densities[] = {0, 10, 500, 990, 1000}; /* permille */
+
+START_TEST(test_nonzero_dtypes)
+{
+    TEST_CONTEXT(ctx, _i / N_DTYPES);
+    rg_dtype dtype = all_dtypes[_i % N_DTYPES];
+    const int64_t flat[1] = {10007}, cube[3] = {7, 11, 131}, tiny[2] = {37, 1};
+    for (size_t d = 0; d < sizeof densities / sizeof *densities; d++) {
+        char what[64];
+        snprintf(what, sizeof what, "density %d/1000", densities[d]);
+        unsigned char *buf = gen_input(dtype, 10087, densities[d], 11 + d);
+        check_nonzero(ctx, dtype, buf, 10007, flat, 1, what);
+        check_nonzero(ctx, dtype, buf, 10087, cube, 3, what);
+        check_nonzero(ctx, dtype, buf, 37, tiny, 2, what);
+        free(buf);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- shapes: 1 to 8 dimensions and more, size-1 and size-0 ---------------- */
+
+START_TEST(test_nonzero_shapes)
+{
+    TEST_CONTEXT(ctx, _i);
+    uint64_t state = 77;
+    for (size_t ndim = 1; ndim <= 8; ndim++) {
+        for (int rep = 0; rep < 3; rep++) {
+            int64_t shape[8];
+            size_t n = 1;
+            for (size_t d = 0; d < ndim; d++) {
+                /* Size-1 dimensions often; the total stays under ~60000. */
+                uint64_t r = test_rand(&state);
+                shape[d] = r % 3 == 0 ? 1 : 1 + (int64_t)(r >> 8) % (ndim <= 3 ? 40 : 5);
+                n *= (size_t)shape[d];
+            }
+            rg_dtype dtype = rep == 0 ? RG_INT16 : rep == 1 ? RG_FLOAT64 : RG_UINT32;
+            unsigned char *buf = gen_input(dtype, n, rep == 2 ? 900 : 300, ndim * 10 + rep);
+            check_nonzero(ctx, dtype, buf, n, shape, ndim, "random shape");
+            free(buf);
+        }
+    }
+    /* Past TensorFlow's 8: 12 and RG_NONZERO_MAX_DIMS dimensions. */
+    int64_t many[RG_NONZERO_MAX_DIMS];
+    for (size_t d = 0; d < RG_NONZERO_MAX_DIMS; d++)
+        many[d] = d % 3 == 0 ? 2 : 1;
+    unsigned char *buf = gen_input(RG_INT8, 4096, 500, 5);
+    check_nonzero(ctx, RG_INT8, buf, 2048, many, RG_NONZERO_MAX_DIMS, "32 dimensions");
+    const int64_t twelve[12] = {2, 1, 3, 2, 1, 2, 2, 1, 2, 2, 2, 2};
+    check_nonzero(ctx, RG_INT8, buf, 768, twelve, 12, "12 dimensions");
+    free(buf);
+
+    /* Size-0 dimensions: an empty input, nnz 0, an empty result. */
+    const int64_t zero_shapes[3][4] = {{0, 0, 0, 0}, {3, 0, 4, 0}, {5, 7, 1, 0}};
+    const size_t zero_ndims[3] = {1, 3, 4};
+    for (int z = 0; z < 3; z++) {
+        for (int t = 0; t < 2; t++) {
+            rg_array *a = NULL;
+            ck_assert_int_eq(rg_array_create(&a, ctx, t ? RG_FLOAT32 : RG_BOOL, 0), RG_OK);
+            rg_array *coords = NULL;
+            int64_t nnz = -5, count = -5;
+            ck_assert_int_eq(rg_count_nonzero(&count, a), RG_OK);
+            ck_assert_int_eq(count, 0);
+            for (int bound = -1; bound <= 1; bound++) {
+                rg_status st = rg_nonzero(&coords, &nnz, a, zero_shapes[z], zero_ndims[z], bound);
+                ck_assert_msg(st == RG_OK, "empty input, shape %d: %d %s", z, (int)st,
+                              rg_context_error(ctx));
+                ck_assert_int_eq(nnz, 0);
+                ck_assert_uint_eq(rg_array_length(coords), 0);
+                rg_array_free(coords);
+            }
+            rg_array_free(a);
+        }
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- NaN, -0.0 and other edge values, checked by hand -------------------- */
+
+START_TEST(test_nonzero_special)
+{
+    TEST_CONTEXT(ctx, _i);
+    const float f[10] = {0.0f, -0.0f, NAN, -0.0f, INFINITY, FLT_TRUE_MIN, 0.0f, -NAN, -1.0f, -0.0f};
+    const double d[10] = {-0.0, 0.0, DBL_TRUE_MIN, -0.0, -INFINITY, 0.0, NAN, 0.0, -DBL_TRUE_MIN,
+                          -0.0};
+    const int64_t want_f[5] = {2, 4, 5, 7, 8}, want_d[4] = {2, 4, 6, 8};
+    const int64_t shape[1] = {10};
+    struct {
+        rg_dtype dtype;
+        const void *data;
+        const int64_t *want;
+        int64_t nnz;
+    } cases[] = {{RG_FLOAT32, f, want_f, 5}, {RG_FLOAT64, d, want_d, 4}};
+    for (int c = 0; c < 2; c++) {
+        rg_array *a = array_from_raw(ctx, cases[c].dtype, cases[c].data, 10);
+        expect_coords(ctx, a, shape, 1, -1, cases[c].want, cases[c].nnz, "NaN and -0.0");
+        rg_array_free(a);
+    }
+    /* Integers whose only set bit is the top one. */
+    const int8_t i8[4] = {0, INT8_MIN, 0, 1};
+    const int64_t i64[4] = {INT64_MIN, 0, 0, -1};
+    const uint64_t u64[4] = {0, 0, (uint64_t)1 << 63, 0};
+    const uint16_t u16[4] = {0x8000, 0, 0, 0};
+    const int64_t want_i8[2] = {1, 3}, want_i64[2] = {0, 3}, want_u64[1] = {2},
+                  want_u16[1] = {0};
+    const int64_t shape4[1] = {4};
+    struct {
+        rg_dtype dtype;
+        const void *data;
+        const int64_t *want;
+        int64_t nnz;
+    } ints[] = {{RG_INT8, i8, want_i8, 2},
+                {RG_INT64, i64, want_i64, 2},
+                {RG_UINT64, u64, want_u64, 1},
+                {RG_UINT16, u16, want_u16, 1}};
+    for (int c = 0; c < 4; c++) {
+        rg_array *a = array_from_raw(ctx, ints[c].dtype, ints[c].data, 4);
+        expect_coords(ctx, a, shape4, 1, -1, ints[c].want, ints[c].nnz, "top bit only");
+        rg_array_free(a);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- past 2^24 elements --------------------------------------------------- */
+
+START_TEST(test_nonzero_big)
+{
+    TEST_CONTEXT(ctx, _i);
+    size_t n = ((size_t)1 << 24) + 4099;
+    const int64_t flat[1] = {(int64_t)n};
+    unsigned char *buf = gen_input(RG_UINT8, n, 500, 1);
+    check_nonzero(ctx, RG_UINT8, buf, n, flat, 1, "big, half");
+    free(buf);
+
+    const int64_t cube[3] = {4099, 64, 64}; /* 16 789 504 elements */
+    n = 4099 * 64 * 64;
+    buf = gen_input(RG_FLOAT32, n, 10, 2);
+    check_nonzero(ctx, RG_FLOAT32, buf, n, cube, 3, "big, sparse");
+    free(buf);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------- */
+
+/* rg_nonzero fails with want and leaves both outputs alone. */
+static void expect_nonzero_fails(rg_context *ctx, const rg_array *a, const int64_t *shape,
+                                 size_t ndim, int64_t bound, rg_status want, const char *needle,
+                                 const char *what)
+{
+    rg_array *coords = (rg_array *)a; /* a sentinel: must come back unchanged */
+    int64_t nnz = -5;
+    rg_status st = rg_nonzero(&coords, &nnz, a, shape, ndim, bound);
+    ck_assert_msg(st == want, "%s: %d (%s), expected %d (%s)", what, (int)st, rg_strerror(st),
+                  (int)want, rg_strerror(want));
+    ck_assert_msg(coords == a && nnz == -5, "%s: outputs written on error", what);
+    ck_assert_msg(test_contains(rg_context_error(ctx), needle), "%s: message \"%s\" lacks \"%s\"",
+                  what, rg_context_error(ctx), needle);
+}
+
+START_TEST(test_nonzero_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t values[12] = {0, 1, 0, 2, 3, 0, 0, 0, 4, 0, 5, 0};
+    rg_array *a = test_array_from_i64(ctx, RG_INT32, values, 12);
+    const int64_t ok[2] = {3, 4}, mismatch[2] = {3, 5}, negative[3] = {-3, -4, 1},
+                  zero_neg[2] = {0, -1}, huge[3] = {INT64_MAX / 2, 3, 0}, big2[2] = {1LL << 40,
+                                                                                   1LL << 40};
+    expect_nonzero_fails(ctx, a, ok, 0, -1, RG_EINVAL, "ndim", "ndim 0");
+    expect_nonzero_fails(ctx, a, ok, (size_t)-1, -1, RG_EINVAL, "ndim", "ndim -1");
+    expect_nonzero_fails(ctx, a, ok, RG_NONZERO_MAX_DIMS + 1, -1, RG_EINVAL, "ndim", "ndim 33");
+    expect_nonzero_fails(ctx, a, NULL, 2, -1, RG_EINVAL, "shape", "shape NULL");
+    expect_nonzero_fails(ctx, a, mismatch, 2, -1, RG_ESIZE, "15", "product 15 for 12");
+    expect_nonzero_fails(ctx, a, ok, 1, -1, RG_ESIZE, "12", "product 3 for 12");
+    expect_nonzero_fails(ctx, a, negative, 3, -1, RG_EINVAL, "negative", "negative dimension");
+    expect_nonzero_fails(ctx, a, zero_neg, 2, -1, RG_EINVAL, "shape[1]", "0 then negative");
+    expect_nonzero_fails(ctx, a, huge, 3, -1, RG_EOVERFLOW, "overflow", "overflow beside a 0");
+    expect_nonzero_fails(ctx, a, big2, 2, -1, RG_EOVERFLOW, "overflow", "2^80 elements");
+    expect_nonzero_fails(ctx, a, ok, 2, 4, RG_ERANGE, "5", "bound 4 for 5");
+    expect_nonzero_fails(ctx, a, ok, 2, 0, RG_ERANGE, "5", "bound 0 for 5");
+
+    ck_assert_int_eq(rg_nonzero(NULL, NULL, a, ok, 2, -1), RG_EINVAL);
+    ck_assert_int_eq(rg_nonzero(NULL, NULL, NULL, ok, 2, -1), RG_EINVAL);
+    rg_array *coords = a;
+    ck_assert_int_eq(rg_nonzero(&coords, NULL, NULL, ok, 2, -1), RG_EINVAL);
+    ck_assert_ptr_eq(coords, a);
+    int64_t count = -5;
+    ck_assert_int_eq(rg_count_nonzero(NULL, a), RG_EINVAL);
+    ck_assert_int_eq(rg_count_nonzero(&count, NULL), RG_EINVAL);
+    ck_assert_int_eq(count, -5);
+
+    /* After all that, nnz may be NULL and bounds work. */
+    ck_assert_int_eq(rg_nonzero(&coords, NULL, a, ok, 2, 5), RG_OK);
+    const int64_t want[10] = {0, 1, 0, 3, 1, 0, 2, 0, 2, 2};
+    int64_t *got = read_all(coords);
+    ck_assert_uint_eq(rg_array_length(coords), 10);
+    test_expect_i64(got, want, 10, "coords after errors");
+    free(got);
+    rg_array_free(coords);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- per segment ---------------------------------------------------------- */
+
+/* Checks rg_segment_nonzero of content buf split by off[0 .. nsegs]. */
+static void check_segments(rg_context *ctx, rg_dtype dtype, const unsigned char *buf,
+                           const int64_t *off, size_t nsegs, rg_dtype off_type, const char *what)
+{
+    size_t n = (size_t)off[nsegs], size = rg_dtype_size(dtype);
+    int64_t *want_off = malloc((nsegs + 1) * sizeof *want_off);
+    int64_t *want_pos = malloc((n + 1) * sizeof *want_pos);
+    ck_assert_ptr_nonnull(want_off);
+    ck_assert_ptr_nonnull(want_pos);
+    size_t r = 0;
+    for (size_t i = 0; i < nsegs; i++) {
+        want_off[i] = (int64_t)r;
+        for (int64_t k = off[i]; k < off[i + 1]; k++)
+            if (is_nonzero(dtype, buf + (size_t)k * size))
+                want_pos[r++] = k - off[i];
+    }
+    want_off[nsegs] = (int64_t)r;
+
+    rg_array *content = array_from_raw(ctx, dtype, buf, n);
+    rg_array *offsets = test_array_from_i64(ctx, off_type, off, nsegs + 1);
+    rg_array *seg_off = NULL, *pos = NULL;
+    rg_status st = rg_segment_nonzero(&seg_off, &pos, content, offsets);
+    char label[200];
+    snprintf(label, sizeof label, "segment_nonzero %s, %s offsets, %s (%zu segments, %zu elements)",
+             rg_dtype_name(dtype), rg_dtype_name(off_type), what, nsegs, n);
+    ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st),
+                  rg_context_error(ctx));
+    ck_assert_int_eq(rg_array_dtype(seg_off), RG_INT64);
+    ck_assert_int_eq(rg_array_dtype(pos), RG_INT64);
+    ck_assert_uint_eq(rg_array_length(seg_off), nsegs + 1);
+    ck_assert_msg(rg_array_length(pos) == r, "%s: %zu positions, expected %zu", label,
+                  rg_array_length(pos), r);
+    int64_t *got_off = read_all(seg_off), *got_pos = read_all(pos);
+    test_expect_i64(got_off, want_off, nsegs + 1, label);
+    test_expect_i64(got_pos, want_pos, r, label);
+    free(got_off);
+    free(got_pos);
+    free(want_off);
+    free(want_pos);
+    rg_array_free(seg_off);
+    rg_array_free(pos);
+    rg_array_free(offsets);
+    rg_array_free(content);
+}
+
+START_TEST(test_segment_nonzero)
+{
+    TEST_CONTEXT(ctx, _i / 2);
+    rg_dtype off_type = _i % 2 ? RG_INT64 : RG_INT32;
+    static const struct {
+        test_dist dist;
+        size_t nsegs;
+        int64_t scale;
+        rg_dtype dtype;
+        int permille;
+    } cases[] = {
+        {DIST_SHORT, 3000, 0, RG_FLOAT32, 300},     {DIST_EMPTY, 50, 0, RG_INT32, 500},
+        {DIST_HUGE, 7, 70000, RG_UINT8, 20},         {DIST_ONES, 5000, 0, RG_FLOAT64, 500},
+        {DIST_HALF_EMPTY, 4000, 0, RG_INT64, 990},  {DIST_POWER_LAW, 3000, 5000, RG_BOOL, 100},
+        {DIST_SHORT, 200, 0, RG_INT16, 0},          {DIST_POWER_LAW, 100000, 20000, RG_UINT16, 600},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t *len = test_gen_lengths(cases[c].dist, cases[c].nsegs, cases[c].scale, 40 + c);
+        int64_t *off = ref_offsets(len, cases[c].nsegs);
+        unsigned char *buf = gen_input(cases[c].dtype, (size_t)off[cases[c].nsegs],
+                                       cases[c].permille, c);
+        check_segments(ctx, cases[c].dtype, buf, off, cases[c].nsegs, off_type,
+                       test_dist_name(cases[c].dist));
+        free(buf);
+        free(off);
+        free(len);
+    }
+    /* Zero segments, and segments around empty content. */
+    const int64_t zero_off[1] = {0}, empty_off[4] = {0, 0, 0, 0}, edges[6] = {0, 0, 2, 2, 5, 5};
+    unsigned char one[8] = {0};
+    check_segments(ctx, RG_FLOAT64, one, zero_off, 0, off_type, "zero segments");
+    check_segments(ctx, RG_FLOAT64, one, empty_off, 3, off_type, "empty content");
+    const int32_t vals[5] = {7, 0, 0, -1, 9};
+    check_segments(ctx, RG_INT32, (const unsigned char *)vals, edges, 5, off_type, "edges");
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_segment_nonzero_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t values[5] = {1, 0, 2, 0, 3};
+    const int64_t good[3] = {0, 2, 5}, short_last[3] = {0, 2, 4}, dec[3] = {0, 3, 2},
+                  first[3] = {1, 2, 5};
+    rg_array *content = test_array_from_i64(ctx, RG_FLOAT32, values, 5);
+    struct {
+        const int64_t *off;
+        rg_dtype type;
+        rg_status want;
+        const char *what;
+    } cases[] = {{short_last, RG_INT64, RG_EOFFSETS, "last offset 4"},
+                 {dec, RG_INT32, RG_EOFFSETS, "decreasing"},
+                 {first, RG_INT64, RG_EOFFSETS, "first offset 1"},
+                 {good, RG_FLOAT64, RG_EDTYPE, "float64 offsets"},
+                 {good, RG_UINT32, RG_EDTYPE, "uint32 offsets"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        rg_array *offsets = test_array_from_i64(ctx, cases[c].type, cases[c].off, 3);
+        rg_array *so = content, *pos = content; /* sentinels */
+        rg_status st = rg_segment_nonzero(&so, &pos, content, offsets);
+        ck_assert_msg(st == cases[c].want, "%s: %d (%s)", cases[c].what, (int)st,
+                      rg_strerror(st));
+        ck_assert_msg(so == content && pos == content, "%s: outputs written", cases[c].what);
+        ck_assert_msg(test_contains(rg_context_error(ctx), "rg_segment_nonzero"),
+                      "%s: message \"%s\"", cases[c].what, rg_context_error(ctx));
+        rg_array_free(offsets);
+    }
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, good, 3);
+    rg_array *so = NULL, *pos = NULL;
+    ck_assert_int_eq(rg_segment_nonzero(&so, &pos, NULL, offsets), RG_EINVAL);
+    ck_assert_int_eq(rg_segment_nonzero(&so, &pos, content, NULL), RG_EINVAL);
+    ck_assert_int_eq(rg_segment_nonzero(NULL, &pos, content, offsets), RG_EINVAL);
+    ck_assert_int_eq(rg_segment_nonzero(&so, NULL, content, offsets), RG_EINVAL);
+    ck_assert_ptr_null(so);
+    ck_assert_ptr_null(pos);
+
+    /* Offsets from another context. */
+    rg_context *other = test_context(_i);
+    rg_array *foreign = test_array_from_i64(other, RG_INT64, good, 3);
+    ck_assert_int_eq(rg_segment_nonzero(&so, &pos, content, foreign), RG_EINVAL);
+    ck_assert_ptr_null(so);
+    rg_array_free(foreign);
+    rg_context_free(other);
+
+    ck_assert_int_eq(rg_segment_nonzero(&so, &pos, content, offsets), RG_OK);
+    const int64_t want_off[3] = {0, 1, 3}, want_pos[3] = {0, 0, 2};
+    int64_t *got_off = read_all(so), *got_pos = read_all(pos);
+    test_expect_i64(got_off, want_off, 3, "segment offsets after errors");
+    test_expect_i64(got_pos, want_pos, 3, "positions after errors");
+    free(got_off);
+    free(got_pos);
+    rg_array_free(so);
+    rg_array_free(pos);
+    rg_array_free(offsets);
+    rg_array_free(content);
+    rg_context_free(ctx);
+}
+END_TEST
+
+Suite *nonzero_suite(void)
+{
+    Suite *s = suite_create("nonzero");
+
+    TCase *tc = test_tcase("nonzero");
+    tcase_add_loop_test(tc, test_nonzero_dtypes, 0, TEST_NBACKENDS * N_DTYPES);
+    tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("segments");
+    tcase_add_loop_test(tc, test_segment_nonzero, 0, TEST_NBACKENDS * 2);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("errors");
+    tcase_add_loop_test(tc, test_nonzero_errors, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_segment_nonzero_errors, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
