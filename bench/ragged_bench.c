@@ -33,7 +33,7 @@ static void usage(FILE *f)
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
-            "  ops:   lengths from_lengths parents local_index starts\n"
+            "  ops:   lengths from_lengths parents local_index starts nonzero\n"
             "Medians of R runs (default 5) after one warm-up; int64 offsets and outputs.\n");
 }
 
@@ -62,7 +62,7 @@ static void parse_options(int argc, char **argv, options *o)
     snprintf(o->backends, sizeof o->backends, "openmp,opencl");
     snprintf(o->sizes, sizeof o->sizes, "65536,1048576,16777216,134217728");
     snprintf(o->dists, sizeof o->dists, "short,medium,long,powerlaw,halfempty,ones,huge");
-    snprintf(o->ops, sizeof o->ops, "lengths,from_lengths,parents,local_index,starts");
+    snprintf(o->ops, sizeof o->ops, "lengths,from_lengths,parents,local_index,starts,nonzero");
     o->reps = 5;
     o->csv = NULL;
     o->dump = NULL;
@@ -408,6 +408,48 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
     rg_array_free(j.lengths);
 }
 
+/* nonzero of a 1-D float64 array at several densities; byte model: the input
+ * read (8n) and the coordinates written (8 nnz), ceiling: a copy moving as many. */
+static void bench_nonzero(const options *o, const char *backend, int64_t n)
+{
+    static const double densities[] = {0.01, 0.5, 0.99};
+    double *host = malloc((size_t)n * sizeof *host);
+    if (!host)
+        die("out of memory");
+    rg_array *src = new_array(RG_FLOAT64, (size_t)n), *dst = new_array(RG_FLOAT64, (size_t)n);
+    job ceil = {.out = dst, .scratch = src, .fn = run_copy};
+    double copy_s = time_job(&ceil, o->reps);
+    double copy_gbps = 2.0 * 8.0 * (double)n / copy_s * 1e-9;
+    for (size_t di = 0; di < sizeof densities / sizeof *densities; di++) {
+        uint64_t seed = 99 + di;
+        for (int64_t k = 0; k < n; k++)
+            host[k] = uniform01(&seed) < densities[di] ? 1.0 + (double)k : 0.0;
+        check(rg_array_write(src, 0, host, (size_t)n), "write");
+        int64_t nnz = 0;
+        double t[64];
+        int reps = o->reps < 64 ? o->reps : 64;
+        for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+            rg_array *coords = NULL;
+            double t0 = now();
+            check(rg_nonzero(&coords, &nnz, src, &n, 1, -1), "rg_nonzero");
+            check(rg_context_finish(g_ctx), "finish");
+            if (r >= 0)
+                t[r] = now() - t0;
+            rg_array_free(coords);
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        char dist[32];
+        snprintf(dist, sizeof dist, "dense%.0f%%", 100 * densities[di]);
+        row r = {backend, "nonzero", dist, "-", "copy", n, 0, t[reps / 2], 0, 0, copy_gbps};
+        r.bytes = 8.0 * (double)n + 8.0 * (double)nnz;
+        r.ceiling_seconds = r.bytes / (copy_gbps * 1e9);
+        report(&r);
+    }
+    rg_array_free(dst);
+    rg_array_free(src);
+    free(host);
+}
+
 static void bench_backend(const options *o, const char *backend)
 {
     rg_backend b = !strcmp(backend, "opencl") ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
@@ -437,6 +479,8 @@ static void bench_backend(const options *o, const char *backend)
         for (int d = 0; d < NDISTS; d++)
             if (has_word(o->dists, dist_names[d]))
                 bench_case(o, backend, d, (int64_t)v);
+        if (has_word(o->ops, "nonzero"))
+            bench_nonzero(o, backend, (int64_t)v);
     }
     printf("\n");
     rg_context_free(g_ctx);
