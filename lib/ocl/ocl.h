@@ -16,7 +16,7 @@
     X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)      \
     X(clCreateContext) X(clReleaseContext)                                             \
     X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
-    X(clCreateBuffer) X(clReleaseMemObject)                                            \
+    X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueCopyBuffer)                     \
     X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
@@ -58,6 +58,8 @@ typedef struct rg_ocl {
     cl_uint compute_units;
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     rg_ocl_program *programs; /* built programs of this context, a list */
+    rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
+    char deferred_what[160]; /* and its message */
 } rg_ocl;
 
 /* Work-groups never exceed this: big enough to hide latency, small enough for
