@@ -95,10 +95,31 @@ RG_API const char *rg_backend_name(rg_backend backend);
  * is for timing and for catching device errors at a known point.  A no-op
  * on OpenMP. */
 RG_API rg_status rg_context_finish(rg_context *ctx);
+/* Bytes copied between host and device memory by this context since it was
+ * made or last reset: *bytes_up host to device, *bytes_down device to host
+ * (either pointer may be NULL).  Only real copies count (uploads of changed
+ * array ranges, downloads of stale ranges and of kernel results); OpenMP
+ * contexts have one copy of everything and always report 0. */
+RG_API rg_status rg_context_transfers(const rg_context *ctx, uint64_t *bytes_up,
+                                      uint64_t *bytes_down);
+RG_API void rg_context_reset_transfers(rg_context *ctx);
 
 /* ------------------------------------------------------------------------
- * Arrays: typed 1-D arrays owned by a context.  On OpenCL they live in
- * device memory; data moves only on rg_array_write / rg_array_read.
+ * Arrays: typed 1-D arrays owned by a context.
+ *
+ * On OpenCL an array lives in device memory and may also have a host
+ * mirror, made on its first rg_array_write.  Each side remembers the
+ * smallest contiguous range it changed since the two last agreed, and data
+ * moves only when needed, never more than that range:
+ * - rg_array_write changes the mirror only; a kernel that uses the array
+ *   uploads the changed range first (writing elements 10 and 20 uploads
+ *   elements 10..20).  While the mirror is stale (a kernel wrote the array,
+ *   or the array came from rg_array_from_host, which uploads at once and
+ *   keeps no mirror), writes go straight to the device instead.
+ * - A kernel that writes the array makes the mirror stale; rg_array_read
+ *   then downloads only the stale part of the range asked for, and reads
+ *   of an array without a mirror come straight from the device.
+ * rg_context_transfers counts the bytes moved.
  * ------------------------------------------------------------------------ */
 
 typedef struct rg_array rg_array;
@@ -142,6 +163,22 @@ RG_API rg_status rg_array_copy(rg_array *dst, const rg_array *src);
 RG_API size_t rg_array_length(const rg_array *array);
 RG_API rg_dtype rg_array_dtype(const rg_array *array);
 RG_API rg_context *rg_array_context(const rg_array *array);
+
+/* Element-wise arithmetic with a scalar. */
+typedef enum rg_arith {
+    RG_ARITH_ADD = 1,
+    RG_ARITH_SUB,
+    RG_ARITH_MUL,
+    RG_ARITH_DIV
+} rg_arith;
+
+/* array[i] = array[i] op *value for every element, on the context's backend;
+ * value points to one element of the array's dtype.  Integers wrap modulo
+ * 2^bits (INT_MIN / -1 gives INT_MIN) and divide truncating toward zero;
+ * integer division by zero is RG_EINVAL before any element changes.  Floats
+ * follow IEEE 754 (x / 0 is an infinity or NaN), correctly rounded on both
+ * backends.  bool arrays are RG_EDTYPE. */
+RG_API rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value);
 
 /* ------------------------------------------------------------------------
  * Offsets, lengths, parents and local index
@@ -341,6 +378,90 @@ RG_API rg_status rg_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
  * nsegs + 1 offsets that splits positions_out into the segments. */
 RG_API rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
                                     const rg_array *content, const rg_array *offsets);
+
+/* ------------------------------------------------------------------------
+ * Lists: a growable list of variable-length items of one dtype
+ *
+ * Kept as a content array plus int64 offsets (nitems + 1 of them), so every
+ * primitive applies to rg_list_content and rg_list_offsets directly.  Both
+ * have spare capacity, so appends cost amortised O(1).  On OpenCL the list
+ * edits the arrays' host mirrors and a later kernel uploads only the range
+ * that changed (appending uploads the new item; an insert, the tail after it).
+ *
+ * Item indices are ptrdiff_t: a negative index counts from the end (-1 is
+ * the last item).  An index out of range is RG_ERANGE; every failing call
+ * leaves the list as it was.  Item data passed in or out is `length`
+ * elements of the list's dtype.
+ * ------------------------------------------------------------------------ */
+
+typedef struct rg_list rg_list;
+
+/* An empty list with room for `reserve` elements before it must grow. */
+RG_API rg_status rg_list_create(rg_list **out, rg_context *ctx, rg_dtype dtype, size_t reserve);
+/* Items of item_size elements each from data[0 .. length); RG_ESIZE when
+ * item_size does not divide length (item_size 0: only length 0, no items). */
+RG_API rg_status rg_list_from_item_size(rg_list **out, rg_context *ctx, rg_dtype dtype,
+                                        const void *data, size_t length, size_t item_size);
+/* nitems items of sizes[i] elements from data[0 .. length); RG_ESIZE when
+ * the sizes do not sum to length. */
+RG_API rg_status rg_list_from_sizes(rg_list **out, rg_context *ctx, rg_dtype dtype,
+                                    const void *data, size_t length, const size_t *sizes,
+                                    size_t nitems);
+RG_API void rg_list_free(rg_list *list);
+
+RG_API size_t rg_list_nitems(const rg_list *list);
+RG_API size_t rg_list_nelems(const rg_list *list);
+RG_API rg_dtype rg_list_dtype(const rg_list *list);
+RG_API rg_context *rg_list_context(const rg_list *list);
+/* *length = the number of elements of item `index`. */
+RG_API rg_status rg_list_item_length(size_t *length, const rg_list *list, ptrdiff_t index);
+
+/* The content (nelems elements) and offsets (int64, nitems + 1) as arrays of
+ * the list's context, owned by the list: valid until it is freed, with the
+ * lengths of the moment (they follow every change).  Kernels may write the
+ * content in place; the offsets are read-only to keep the list valid. */
+RG_API rg_array *rg_list_content(rg_list *list);
+RG_API const rg_array *rg_list_offsets(const rg_list *list);
+
+/* Copies item `index` into dst, which has room for `capacity` elements
+ * (RG_ESIZE if the item is longer); *length (if not NULL) = its length. */
+RG_API rg_status rg_list_get(void *dst, size_t capacity, size_t *length, const rg_list *list,
+                             ptrdiff_t index);
+/* Item `index` as a view of the content: elements [*start, *start + *length). */
+RG_API rg_status rg_list_item_view(size_t *start, size_t *length, const rg_list *list,
+                                   ptrdiff_t index);
+/* A new list holding copies of items [begin, end) (Python slice bounds:
+ * negative counts from the end, then clamped to [0, nitems]; end <= begin
+ * gives an empty list). */
+RG_API rg_status rg_list_slice(rg_list **out, const rg_list *list, ptrdiff_t begin,
+                               ptrdiff_t end);
+
+/* Item `index` becomes data[0 .. length), of any length. */
+RG_API rg_status rg_list_set(rg_list *list, ptrdiff_t index, const void *data, size_t length);
+/* Removes item `index`. */
+RG_API rg_status rg_list_delete(rg_list *list, ptrdiff_t index);
+/* Removes items [begin, end), bounds as rg_list_slice (never RG_ERANGE). */
+RG_API rg_status rg_list_delete_slice(rg_list *list, ptrdiff_t begin, ptrdiff_t end);
+/* Inserts data[0 .. length) as a new item before item `index`; index may
+ * also be nitems (append).  A negative index counts from the end as in
+ * Python's list.insert (-1: before the last item, -nitems: at the front),
+ * but out of range is RG_ERANGE, not clamped. */
+RG_API rg_status rg_list_insert(rg_list *list, ptrdiff_t index, const void *data, size_t length);
+RG_API rg_status rg_list_append(rg_list *list, const void *data, size_t length);
+/* Appends every item of other (same dtype; may be list itself). */
+RG_API rg_status rg_list_extend(rg_list *list, const rg_list *other);
+/* Appends nitems items of sizes[i] elements from data[0 .. length), which
+ * the sizes must sum to (RG_ESIZE otherwise). */
+RG_API rg_status rg_list_extend_sizes(rg_list *list, const void *data, size_t length,
+                                      const size_t *sizes, size_t nitems);
+
+/* Every element of every item = element op value, as rg_array_scalar on the
+ * content.  value is converted to the list's dtype first: for an integer
+ * dtype it must be a whole number in the dtype's range (2.5, or 300 for
+ * int8, is RG_EINVAL: no silent truncation); for float32 it is rounded to
+ * nearest, and a finite value beyond float32's range is RG_EINVAL.  For
+ * integer values beyond 2^53 use rg_array_scalar(rg_list_content(list), ...). */
+RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
-/* array.c — typed 1-D arrays: argument checks, then the backend moves the bytes. */
+/* array.c — typed 1-D arrays: argument checks, capacity, and the host mirror
+ * with dirty ranges that keeps host and device copies coherent. */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -56,6 +58,7 @@ static rg_status create_array(rg_array **out, rg_context *ctx, rg_dtype dtype, s
     a->dtype = dtype;
     a->length = length;
     a->nbytes = nbytes;
+    a->capacity = length;
     rg_status st = ctx->ops->array_alloc(a, zero);
     if (st != RG_OK) {
         free(a);
@@ -86,8 +89,15 @@ rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
         return rg_set_error(ctx, RG_EINVAL, "rg_array_from_host: data is NULL");
     rg_array *a = NULL;
     rg_status st = rg_array_create(&a, ctx, dtype, length);
-    if (st == RG_OK && length > 0)
+    if (st == RG_OK && length > 0 && ctx->ops->dev_upload) {
+        /* Straight to the device, no mirror: an array made from host data is
+         * most often only read by kernels, and would pay twice the memory. */
+        st = ctx->ops->dev_upload(a, 0, data, a->nbytes);
+        a->dev_dirty_lo = 0;
+        a->dev_dirty_hi = a->nbytes;
+    } else if (st == RG_OK && length > 0) {
         st = ctx->ops->array_write(a, 0, data, a->nbytes);
+    }
     if (st != RG_OK) {
         rg_array_free(a);
         return st;
@@ -101,6 +111,7 @@ void rg_array_free(rg_array *array)
     if (!array)
         return;
     array->ctx->ops->array_release(array);
+    free(array->mirror);
     free(array);
 }
 
@@ -194,13 +205,261 @@ rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value)
     return a->ctx->ops->array_read(a, i * 8, value, 8);
 }
 
+/* ---- transfer counters ---------------------------------------------------- */
+
+rg_status rg_context_transfers(const rg_context *ctx, uint64_t *bytes_up, uint64_t *bytes_down)
+{
+    if (!ctx)
+        return RG_EINVAL;
+    if (bytes_up)
+        *bytes_up = ctx->bytes_up;
+    if (bytes_down)
+        *bytes_down = ctx->bytes_down;
+    return RG_OK;
+}
+
+void rg_context_reset_transfers(rg_context *ctx)
+{
+    if (ctx)
+        ctx->bytes_up = ctx->bytes_down = 0;
+}
+
+/* ---- the host mirror -------------------------------------------------------
+ * Only for backends with a separate device copy (ops->dev_upload set); the
+ * rules are in internal.h next to the fields.  Reads change the mirror and
+ * the ranges of an array the caller sees as const: that state is a cache,
+ * not the array's value, hence the casts below. */
+
+static bool has_device_copy(const rg_array *a)
+{
+    return a->ctx->ops->dev_upload != NULL;
+}
+
+static rg_array *cache_of(const rg_array *a)
+{
+    return (rg_array *)a;
+}
+
+static size_t bytes_of(const rg_array *a, size_t elements)
+{
+    return elements * rg_dtype_size(a->dtype); /* capacity * size was checked in reserve */
+}
+
+/* [*lo, *hi) grows to cover [lo, hi) too (an empty range is replaced). */
+static void widen(size_t *lo, size_t *hi, size_t from, size_t to)
+{
+    if (*lo >= *hi) {
+        *lo = from;
+        *hi = to;
+        return;
+    }
+    *lo = from < *lo ? from : *lo;
+    *hi = to > *hi ? to : *hi;
+}
+
+static bool host_dirty(const rg_array *a)
+{
+    return a->host_dirty_lo < a->host_dirty_hi;
+}
+
+static bool dev_dirty(const rg_array *a)
+{
+    return a->dev_dirty_lo < a->dev_dirty_hi;
+}
+
+/* A mirror of the whole capacity (at least one byte: no zero-size malloc).
+ * Zeros are right when the device still holds its creation zeros (no
+ * dev_dirty); otherwise everything counts as stale until downloaded. */
+static rg_status make_mirror(rg_array *a)
+{
+    size_t cap = bytes_of(a, a->capacity);
+    a->mirror = calloc(cap > 0 ? cap : 1, 1);
+    if (!a->mirror)
+        return rg_set_error(a->ctx, RG_ENOMEM, "array mirror: cannot allocate %zu bytes of host "
+                            "memory for a %s array", cap, rg_dtype_name(a->dtype));
+    if (dev_dirty(a))
+        widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, cap);
+    return RG_OK;
+}
+
+/* Downloads the stale part of [lo, hi) into the mirror; the stale range
+ * shrinks when that part was its beginning or end (a hole in the middle
+ * cannot be recorded by one range, which then stays conservatively). */
+static rg_status refresh(rg_array *a, size_t lo, size_t hi)
+{
+    size_t from = lo > a->dev_dirty_lo ? lo : a->dev_dirty_lo;
+    size_t to = hi < a->dev_dirty_hi ? hi : a->dev_dirty_hi;
+    if (from >= to)
+        return RG_OK;
+    rg_status st = a->ctx->ops->dev_download(a, from, (char *)a->mirror + from, to - from);
+    if (st != RG_OK)
+        return st;
+    if (from == a->dev_dirty_lo)
+        a->dev_dirty_lo = to;
+    else if (to == a->dev_dirty_hi)
+        a->dev_dirty_hi = from;
+    return RG_OK;
+}
+
+rg_status rg_mirror_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes)
+{
+    if (nbytes == 0)
+        return RG_OK;
+    if (dev_dirty(a)) {
+        /* The mirror is stale somewhere: widening host_dirty could cover
+         * stale bytes, so the write goes straight to the device instead. */
+        rg_status st = a->ctx->ops->dev_upload(a, byte_off, src, nbytes);
+        if (st == RG_OK && a->mirror)
+            memcpy((char *)a->mirror + byte_off, src, nbytes);
+        return st;
+    }
+    if (!a->mirror) {
+        rg_status st = make_mirror(a);
+        if (st != RG_OK)
+            return st;
+    }
+    memcpy((char *)a->mirror + byte_off, src, nbytes);
+    widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_off, byte_off + nbytes);
+    return RG_OK;
+}
+
+rg_status rg_mirror_read(const rg_array *array, size_t byte_off, void *dst, size_t nbytes)
+{
+    rg_array *a = cache_of(array);
+    if (nbytes == 0)
+        return RG_OK;
+    if (!a->mirror) /* nothing on the host: a read-mostly array gets no mirror */
+        return a->ctx->ops->dev_download(a, byte_off, dst, nbytes);
+    rg_status st = refresh(a, byte_off, byte_off + nbytes);
+    if (st == RG_OK)
+        memcpy(dst, (const char *)a->mirror + byte_off, nbytes);
+    return st;
+}
+
+rg_status rg_array_sync_device(const rg_array *array)
+{
+    rg_array *a = cache_of(array);
+    if (!has_device_copy(a) || !host_dirty(a))
+        return RG_OK;
+    size_t lo = a->host_dirty_lo, n = a->host_dirty_hi - lo;
+    rg_status st = a->ctx->ops->dev_upload(a, lo, (const char *)a->mirror + lo, n);
+    if (st == RG_OK)
+        a->host_dirty_lo = a->host_dirty_hi = 0;
+    return st;
+}
+
+void rg_array_touch_device(const rg_array *array)
+{
+    rg_array *a = cache_of(array);
+    if (!has_device_copy(a))
+        return;
+    /* After a successful sync host_dirty is already empty; after a failed
+     * one the op failed too and the array's value is unspecified anyway. */
+    a->host_dirty_lo = a->host_dirty_hi = 0;
+    widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, a->nbytes); /* kernels stop at the length */
+}
+
+rg_status rg_array_host_view(rg_array *a, void **data)
+{
+    if (!has_device_copy(a)) {
+        *data = a->host;
+        return RG_OK;
+    }
+    rg_status st = a->mirror ? RG_OK : make_mirror(a);
+    if (st == RG_OK)
+        st = refresh(a, a->dev_dirty_lo, a->dev_dirty_hi);
+    if (st == RG_OK)
+        *data = a->mirror;
+    return st;
+}
+
+void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
+{
+    if (has_device_copy(a) && byte_lo < byte_hi)
+        widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_lo, byte_hi);
+}
+
+rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
+{
+    size_t old = a->capacity, size = rg_dtype_size(a->dtype);
+    if (min_capacity <= old)
+        return RG_OK;
+    /* Doubling keeps appends amortised O(1); 16 avoids a string of tiny steps. */
+    size_t cap = old > SIZE_MAX / 2 ? SIZE_MAX : old * 2;
+    cap = cap < 16 ? 16 : cap;
+    cap = cap < min_capacity ? min_capacity : cap;
+    size_t nbytes;
+    if (__builtin_mul_overflow(cap, size, &nbytes) || nbytes > (size_t)INT64_MAX) {
+        cap = min_capacity; /* the exact need may still fit where doubling did not */
+        if (__builtin_mul_overflow(cap, size, &nbytes) || nbytes > (size_t)INT64_MAX)
+            return rg_set_error(a->ctx, RG_EOVERFLOW, "cannot grow a %s array to %zu elements: "
+                                "the byte size overflows", rg_dtype_name(a->dtype), min_capacity);
+    }
+    /* The mirror first: should the device then fail, a larger mirror is harmless. */
+    if (a->mirror) {
+        char *grown = realloc(a->mirror, nbytes);
+        if (!grown)
+            return rg_set_error(a->ctx, RG_ENOMEM, "cannot grow an array mirror to %zu bytes",
+                                nbytes);
+        memset(grown + old * size, 0, nbytes - old * size); /* as the device's new part */
+        a->mirror = grown;
+    }
+    a->capacity = cap;
+    rg_status st = a->ctx->ops->array_grow(a, old);
+    if (st != RG_OK)
+        a->capacity = old;
+    return st;
+}
+
+void rg_array_set_length(rg_array *a, size_t length)
+{
+    a->length = length;
+    a->nbytes = bytes_of(a, length);
+    /* Without a mirror the whole device copy is authoritative once changed. */
+    if (has_device_copy(a) && !a->mirror && dev_dirty(a))
+        widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, a->nbytes);
+}
+
+/* ---- arithmetic with a scalar --------------------------------------------- */
+
+static bool is_integer_dtype(rg_dtype t)
+{
+    return t >= RG_INT8 && t <= RG_UINT64;
+}
+
+rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value)
+{
+    static const char fn[] = "rg_array_scalar";
+    if (!array)
+        return RG_EINVAL;
+    rg_context *ctx = array->ctx;
+    if (!value)
+        return rg_set_error(ctx, RG_EINVAL, "%s: value is NULL", fn);
+    if (op < RG_ARITH_ADD || op > RG_ARITH_DIV)
+        return rg_set_error(ctx, RG_EINVAL, "%s: unknown operation %d", fn, (int)op);
+    if (!is_integer_dtype(array->dtype) && array->dtype != RG_FLOAT32 &&
+        array->dtype != RG_FLOAT64)
+        return rg_set_error(ctx, RG_EDTYPE, "%s: no arithmetic on %s arrays", fn,
+                            rg_dtype_name(array->dtype));
+    if (op == RG_ARITH_DIV && is_integer_dtype(array->dtype)) {
+        static const unsigned char zero[8] = {0};
+        if (memcmp(value, zero, rg_dtype_size(array->dtype)) == 0)
+            return rg_set_error(ctx, RG_EINVAL, "%s: integer division by zero (%s array)", fn,
+                                rg_dtype_name(array->dtype));
+    }
+    if (array->length == 0)
+        return RG_OK;
+    return ctx->ops->scalar(array, op, value);
+}
+
 void rg_array_trim(rg_array *a, size_t length)
 {
     if (length >= a->length)
         return;
-    size_t old_nbytes = a->nbytes;
-    a->length = length;
-    a->nbytes = length * rg_dtype_size(a->dtype); /* smaller than before: cannot overflow */
-    if (a->ctx->ops->array_trim)
-        a->ctx->ops->array_trim(a, old_nbytes);
+    size_t old_bytes = bytes_of(a, a->capacity);
+    rg_array_set_length(a, length);
+    /* Give the spare storage back where the backend can; a host mirror spans
+     * the whole capacity, so an array with one keeps its capacity. */
+    if (a->ctx->ops->array_trim && !a->mirror && a->ctx->ops->array_trim(a, old_bytes))
+        a->capacity = length;
 }

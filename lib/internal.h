@@ -58,10 +58,12 @@ typedef struct rg_ops {
      * outer index inner and the results fit out's dtype. */
     rg_status (*compose)(rg_array *out, const rg_array *outer, const rg_array *inner);
 
-    /* Storage of a shrunk array: a->length and a->nbytes are already the new,
-     * smaller values, old_nbytes the size allocated.  Best effort (may keep
-     * the old storage); NULL means "keep it". */
-    void (*array_trim)(rg_array *a, size_t old_nbytes);
+    /* Storage of a shrunk array without a host mirror: a->length and
+     * a->nbytes are already the new, smaller values, old_nbytes the size
+     * allocated.  Best effort: true when the storage now holds exactly
+     * a->nbytes (the capacity shrinks to the length), false when it kept the
+     * old storage.  NULL means "keep it". */
+    bool (*array_trim)(rg_array *a, size_t old_nbytes);
 
     /* Non-zero elements.  Element k is non-zero when its bits, read as an
      * unsigned integer of the dtype's size, have (bits & mask) != 0: the
@@ -82,6 +84,20 @@ typedef struct rg_ops {
      * RG_INT64) and positions[j] -= the start of the segment holding it. */
     rg_status (*segment_nonzero)(rg_array *seg_offsets, rg_array *positions,
                                  const rg_array *offsets);
+    /* Storage for a->capacity elements (was old_capacity; grows only): the
+     * first old_capacity elements keep their values, the rest are zero.  On
+     * failure the old storage is left as it was. */
+    rg_status (*array_grow)(rg_array *a, size_t old_capacity);
+    /* a[i] = a[i] op *value for i < a->length (a numeric dtype, value one
+     * element of it); integer division by zero has been refused. */
+    rg_status (*scalar)(rg_array *a, rg_arith op, const void *value);
+    /* Raw copies between host memory and the device copy, for backends whose
+     * arrays live apart from the host (NULL otherwise).  The array layer
+     * (array.c) calls these to keep the host mirror coherent, and such a
+     * backend points array_write/array_read at rg_mirror_write/rg_mirror_read
+     * so that every caller of those two sees one coherent array. */
+    rg_status (*dev_upload)(rg_array *a, size_t byte_off, const void *src, size_t nbytes);
+    rg_status (*dev_download)(const rg_array *a, size_t byte_off, void *dst, size_t nbytes);
 } rg_ops;
 
 struct rg_context {
@@ -91,6 +107,8 @@ struct rg_context {
     const rg_ops *ops;
     void *impl;                 /* the backend's private state */
     char *error;                /* last error message, malloc'd; NULL = "" */
+    uint64_t bytes_up;          /* host -> device bytes copied (rg_context_transfers) */
+    uint64_t bytes_down;        /* device -> host bytes copied */
 };
 
 struct rg_array {
@@ -100,7 +118,43 @@ struct rg_array {
     size_t nbytes;              /* length * rg_dtype_size(dtype), checked for overflow */
     void *host;                 /* OpenMP: the elements */
     void *dev;                  /* OpenCL: the cl_mem */
+    size_t capacity;            /* elements of storage, >= length (lists grow into it) */
+    /* Backends with a device copy (ops->dev_upload set) keep an optional host
+     * mirror of capacity elements and, per side, the smallest byte range
+     * [lo, hi) changed since the two last agreed (lo == hi: none):
+     *   host_dirty: the mirror is newer there; uploaded before a kernel runs.
+     *   dev_dirty:  the device is newer there (a kernel wrote the array);
+     *               downloaded when the host reads it.
+     * Invariant: at most one of the two is non-empty.  Without a mirror,
+     * host_dirty is empty and an empty dev_dirty means the device still
+     * holds the zeros it was created with.  Outside both ranges the mirror
+     * (if any) equals the device copy. */
+    void *mirror;
+    size_t host_dirty_lo, host_dirty_hi;
+    size_t dev_dirty_lo, dev_dirty_hi;
 };
+
+/* ---- the array layer (array.c) ---- */
+
+/* Before a kernel reads or writes a: uploads the host mirror's changed range. */
+RG_HIDDEN rg_status rg_array_sync_device(const rg_array *a);
+/* After (or just before) a kernel writes a: the host mirror is stale. */
+RG_HIDDEN void rg_array_touch_device(const rg_array *a);
+/* The ops->array_write/array_read of backends with a device copy: write into
+ * the mirror (or straight through while the mirror is stale), read from the
+ * mirror after downloading only the stale part of the range. */
+RG_HIDDEN rg_status rg_mirror_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes);
+RG_HIDDEN rg_status rg_mirror_read(const rg_array *a, size_t byte_off, void *dst, size_t nbytes);
+/* The whole array, current, in host memory for the host to edit in place
+ * (OpenMP: the storage itself; OpenCL: the mirror, made and brought up to
+ * date first).  After editing bytes [lo, hi) call rg_array_host_changed. */
+RG_HIDDEN rg_status rg_array_host_view(rg_array *a, void **data);
+RG_HIDDEN void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi);
+/* Storage for at least min_capacity elements, grown geometrically so that
+ * a run of appends costs amortised O(1); contents and length are kept. */
+RG_HIDDEN rg_status rg_array_reserve(rg_array *a, size_t min_capacity);
+/* Sets the length (<= capacity).  New elements hold whatever is in storage. */
+RG_HIDDEN void rg_array_set_length(rg_array *a, size_t length);
 
 /* Records a printf-style message as ctx's last error and returns status. */
 RG_HIDDEN rg_status rg_set_error(rg_context *ctx, rg_status status, const char *fmt, ...)

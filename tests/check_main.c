@@ -23,6 +23,8 @@ int main(void)
     srunner_add_suite(sr, segd_suite());
     srunner_add_suite(sr, nested_suite());
     srunner_add_suite(sr, nonzero_suite());
+    srunner_add_suite(sr, list_suite());
+    srunner_add_suite(sr, transfers_suite());
 
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

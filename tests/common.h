@@ -22,6 +22,8 @@ Suite *parents_suite(void);
 Suite *segd_suite(void);
 Suite *nested_suite(void);
 Suite *nonzero_suite(void);
+Suite *list_suite(void);
+Suite *transfers_suite(void);
 
 /* A test case with a timeout generous enough for cold PoCL kernel builds
  * (unless CK_DEFAULT_TIMEOUT is set, which then wins). */

@@ -73,7 +73,7 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
 
 static rg_status launch_count(const rg_array *a, nz_plan *p)
 {
-    cl_mem in = a->dev;
+    cl_mem in = rg_ocl_mem_in(a);
     kernel_arg args[] = {ARG(in),
                          ARG(p->n),
                          ARG(p->chunk),
@@ -119,7 +119,7 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                                             ndim * sizeof(cl_long), (void *)shape, &err);
     if (!shape_mem)
         return rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
-    cl_mem in = a->dev, dst = out->dev;
+    cl_mem in = rg_ocl_mem_in(a), dst = rg_ocl_mem_of(out);
     cl_uint nd = (cl_uint)ndim;
     kernel_arg args[] = {ARG(in),
                          ARG(p->n),
@@ -187,7 +187,8 @@ rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
         st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_positions", &kpos);
     if (st != RG_OK)
         return st;
-    cl_mem o = offsets->dev, pos = positions->dev, so = seg_offsets->dev;
+    cl_mem o = rg_ocl_mem_in(offsets), pos = rg_ocl_mem_of(positions);
+    cl_mem so = rg_ocl_mem_of(seg_offsets);
     cl_ulong nsegs = offsets->length - 1, nnz = positions->length;
     kernel_arg off_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz), ARG(so)};
     kernel_arg pos_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz)};
@@ -202,12 +203,12 @@ rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
 
 /* A shrunk array keeps its buffer unless it now uses less than half of it;
  * then its elements move to a fitting buffer, on the device. */
-void rg_ocl_array_trim(rg_array *a, size_t old_nbytes)
+bool rg_ocl_array_trim(rg_array *a, size_t old_nbytes)
 {
     rg_ocl *ocl = a->ctx->impl;
     cl_mem old = a->dev;
     if (!old || a->nbytes > old_nbytes / 2)
-        return;
+        return false;
     cl_mem fresh = NULL;
     cl_int err = CL_SUCCESS;
     if (a->nbytes > 0)
@@ -217,8 +218,9 @@ void rg_ocl_array_trim(rg_array *a, size_t old_nbytes)
     if (a->nbytes > 0 && (!fresh || err != CL_SUCCESS)) {
         if (fresh)
             rg_cl.clReleaseMemObject(fresh);
-        return; /* best effort: the old buffer still holds the elements */
+        return false; /* best effort: the old buffer still holds the elements */
     }
     rg_cl.clReleaseMemObject(old);
     a->dev = fresh;
+    return true;
 }

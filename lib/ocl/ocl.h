@@ -16,9 +16,8 @@
     X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)      \
     X(clCreateContext) X(clReleaseContext)                                             \
     X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
-    X(clCreateBuffer) X(clReleaseMemObject)                                            \
+    X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueCopyBuffer)                     \
     X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
-    X(clEnqueueCopyBuffer)                                                             \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) \
@@ -59,6 +58,8 @@ typedef struct rg_ocl {
     cl_uint compute_units;
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     rg_ocl_program *programs; /* built programs of this context, a list */
+    rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
+    char deferred_what[160]; /* and its message */
 } rg_ocl;
 
 /* Work-groups never exceed this: big enough to hide latency, small enough for
@@ -90,6 +91,13 @@ typedef struct kernel_arg {
 #define LOCAL_ARG(bytes) {(bytes), NULL}
 #define NARGS(args) (sizeof(args) / sizeof *(args))
 
+/* The device buffer of an array a kernel is about to use, with the host's
+ * changes uploaded first: rg_ocl_mem_in for arrays the kernel only reads,
+ * rg_ocl_mem_of for arrays it may write (the host copy then goes stale).
+ * Every array reaches a kernel through one of the two (see ops.c). */
+RG_HIDDEN cl_mem rg_ocl_mem_in(const rg_array *a);
+RG_HIDDEN cl_mem rg_ocl_mem_of(const rg_array *a);
+
 /* Sets the arguments and enqueues groups work-groups of group work-items. */
 RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
                                   size_t group, const kernel_arg *args, size_t nargs);
@@ -100,7 +108,7 @@ RG_HIDDEN rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *o
 RG_HIDDEN rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst);
 
 /* ---- non-zero elements (nonzero.c): the rg_ops entries, see internal.h ---- */
-RG_HIDDEN void rg_ocl_array_trim(rg_array *a, size_t old_nbytes);
+RG_HIDDEN bool rg_ocl_array_trim(rg_array *a, size_t old_nbytes);
 RG_HIDDEN rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz);
 RG_HIDDEN rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
                                    uint64_t mask, const int64_t *shape, size_t ndim,

@@ -418,17 +418,18 @@ static void omp_array_release(rg_array *a)
 }
 
 /* Gives back the memory past the new end; if realloc cannot, the old block serves. */
-static void omp_array_trim(rg_array *a, size_t old_nbytes)
+static bool omp_array_trim(rg_array *a, size_t old_nbytes)
 {
     (void)old_nbytes;
     if (a->nbytes == 0) {
         free(a->host);
         a->host = NULL;
-        return;
+        return true;
     }
     void *smaller = realloc(a->host, a->nbytes);
     if (smaller)
         a->host = smaller;
+    return smaller != NULL;
 }
 
 static rg_status omp_array_write(rg_array *a, size_t byte_off, const void *src, size_t nbytes)
@@ -601,6 +602,98 @@ static rg_status omp_compose(rg_array *out, const rg_array *outer, const rg_arra
     return RG_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * Arithmetic with a scalar, one instance per numeric dtype.  KIND is 'i'
+ * (signed integer), 'u' (unsigned integer) or 'f' (floating point).
+ * Integers wrap modulo 2^bits: +, - and * are computed in uint64_t, where
+ * wrapping is defined (narrower types would be promoted to int, and
+ * uint16 * uint16 can overflow int), then truncated.  The front end refused
+ * division by zero; x / -1 is the one quotient that overflows (MIN / -1),
+ * so it is computed as a wrapping 0 - x.  The constant KIND tests fold away.
+ * ------------------------------------------------------------------------ */
+
+#define RG_EACH_NUMERIC(X)                                                                 \
+    X(i8, int8_t, 'i') X(i16, int16_t, 'i') X(i32, int32_t, 'i') X(i64, int64_t, 'i')      \
+    X(u8, uint8_t, 'u') X(u16, uint16_t, 'u') X(u32, uint32_t, 'u') X(u64, uint64_t, 'u')  \
+    X(f32, float, 'f') X(f64, double, 'f')
+
+#define RG_SCALAR_LOOP(T, EXPR)                                                            \
+    RG_OMP(parallel for schedule(static) num_threads(team_size(n)))                        \
+    for (size_t i = 0; i < n; i++) {                                                       \
+        T x = a[i];                                                                        \
+        a[i] = (T)(EXPR);                                                                  \
+    }
+
+#define RG_WRAP(T, x, OP, v) ((T)((uint64_t)(x) OP (uint64_t)(v)))
+
+#define RG_DEFINE_SCALAR(N, T, KIND)                                                       \
+    static void scalar_##N(void *data, size_t n, const void *value, rg_arith op)          \
+    {                                                                                      \
+        T *restrict a = data;                                                              \
+        T v;                                                                               \
+        memcpy(&v, value, sizeof v);                                                       \
+        switch (op) {                                                                      \
+        case RG_ARITH_ADD:                                                                 \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x + v : RG_WRAP(T, x, +, v))                  \
+            break;                                                                         \
+        case RG_ARITH_SUB:                                                                 \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x - v : RG_WRAP(T, x, -, v))                  \
+            break;                                                                         \
+        case RG_ARITH_MUL:                                                                 \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x * v : RG_WRAP(T, x, *, v))                  \
+            break;                                                                         \
+        case RG_ARITH_DIV:                                                                 \
+            if (KIND == 'i' && v == (T)-1)                                                 \
+                RG_SCALAR_LOOP(T, RG_WRAP(T, 0, -, x))                                     \
+            else                                                                           \
+                RG_SCALAR_LOOP(T, x / v)                                                   \
+            break;                                                                         \
+        }                                                                                  \
+    }
+
+RG_EACH_NUMERIC(RG_DEFINE_SCALAR)
+
+typedef void (*scalar_fn)(void *, size_t, const void *, rg_arith);
+
+static scalar_fn scalar_instance(rg_dtype dtype)
+{
+    switch (dtype) {
+#define RG_SCALAR_CASE(DT, N) case DT: return scalar_##N;
+    RG_SCALAR_CASE(RG_INT8, i8) RG_SCALAR_CASE(RG_INT16, i16)
+    RG_SCALAR_CASE(RG_INT32, i32) RG_SCALAR_CASE(RG_INT64, i64)
+    RG_SCALAR_CASE(RG_UINT8, u8) RG_SCALAR_CASE(RG_UINT16, u16)
+    RG_SCALAR_CASE(RG_UINT32, u32) RG_SCALAR_CASE(RG_UINT64, u64)
+    RG_SCALAR_CASE(RG_FLOAT32, f32) RG_SCALAR_CASE(RG_FLOAT64, f64)
+#undef RG_SCALAR_CASE
+    case RG_BOOL: break;
+    }
+    return NULL;
+}
+
+static rg_status omp_scalar(rg_array *a, rg_arith op, const void *value)
+{
+    scalar_fn fn = scalar_instance(a->dtype);
+    if (!fn)
+        return rg_set_error(a->ctx, RG_EDTYPE, "OpenMP backend: no arithmetic on %s arrays",
+                            rg_dtype_name(a->dtype));
+    fn(a->host, a->length, value, op);
+    return RG_OK;
+}
+
+static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
+{
+    size_t size = rg_dtype_size(a->dtype);
+    size_t old_bytes = old_capacity * size, nbytes = a->capacity * size;
+    void *grown = realloc(a->host, nbytes > 0 ? nbytes : 1);
+    if (!grown)
+        return rg_set_error(a->ctx, RG_ENOMEM,
+                            "OpenMP backend: cannot grow a %s array to %zu bytes",
+                            rg_dtype_name(a->dtype), nbytes);
+    memset((char *)grown + old_bytes, 0, nbytes - old_bytes);
+    a->host = grown;
+    return RG_OK;
+}
+
 static const rg_ops omp_ops = {
     .destroy = omp_destroy,
     .array_alloc = omp_array_alloc,
@@ -620,6 +713,8 @@ static const rg_ops omp_ops = {
     .nonzero_count = rg_omp_nonzero_count,
     .nonzero = rg_omp_nonzero,
     .segment_nonzero = rg_omp_segment_nonzero,
+    .array_grow = omp_array_grow,
+    .scalar = omp_scalar,
 };
 
 rg_status rg_omp_init(rg_context *ctx)
