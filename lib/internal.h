@@ -47,6 +47,12 @@ typedef struct rg_ops {
      * is never RG_STRATEGY_AUTO; out has o[nsegs] elements and the values fit. */
     rg_status (*elem_segments)(rg_array *out, const rg_array *offsets, rg_strategy strategy,
                                rg_elem_kind kind);
+    /* out[i] = op over content[o[i] .. o[i+1]) as rg_segment_reduce defines
+     * it.  op is never RG_REDUCE_COUNT (the front end derives counts from the
+     * lengths), policy is concrete, nsegs >= 1, out has rg_reduce_dtype(op,
+     * content's dtype) and nsegs elements; content may be empty. */
+    rg_status (*segment_reduce)(rg_array *out, const rg_array *content, const rg_array *offsets,
+                                rg_reduce_op op, rg_reduce_policy policy);
 } rg_ops;
 
 struct rg_context {
@@ -80,6 +86,17 @@ RG_HIDDEN void rg_clear_error(rg_context *ctx);
  * is no usable device; with gpu_only it skips CPU devices (RG_BACKEND_AUTO). */
 RG_HIDDEN rg_status rg_omp_init(rg_context *ctx);
 RG_HIDDEN rg_status rg_ocl_init(rg_context *ctx, bool gpu_only);
+
+/* Front-end argument checks (offsets.c), shared by every primitive; each
+ * records a message naming fn and the argument.  rg_check_index_array: a
+ * exists, belongs to ctx and is int32/int64.  rg_check_offsets: offsets are
+ * not empty, start at 0 and never decrease; *nelems receives the last one.
+ * rg_check_length: a has `expected` elements (`why` says what that is). */
+RG_HIDDEN rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
+                                         const char *name);
+RG_HIDDEN rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems);
+RG_HIDDEN rg_status rg_check_length(const rg_array *a, const char *fn, const char *name,
+                                    size_t expected, const char *why);
 
 /* Reads one int32/int64 element of an index array as int64 (front end helper). */
 RG_HIDDEN rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value);

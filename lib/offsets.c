@@ -5,7 +5,7 @@
 #include "internal.h"
 
 /* An index array (offsets, lengths, outputs) exists, belongs to ctx and is int32/int64. */
-static rg_status check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
+rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
                                    const char *name)
 {
     if (!a)
@@ -19,7 +19,7 @@ static rg_status check_index_array(rg_context *ctx, const rg_array *a, const cha
 }
 
 /* Offsets start at 0 and never decrease; *nelems receives the last offset. */
-static rg_status check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems)
+rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems)
 {
     rg_context *ctx = offsets->ctx;
     if (offsets->length == 0)
@@ -56,7 +56,7 @@ static rg_status check_fits(const rg_array *out, const char *fn, const char *nam
     return RG_OK;
 }
 
-static rg_status check_length(const rg_array *a, const char *fn, const char *name,
+rg_status rg_check_length(const rg_array *a, const char *fn, const char *name,
                               size_t expected, const char *why)
 {
     if (a->length != expected)
@@ -71,9 +71,9 @@ rg_status rg_offsets_validate(const rg_array *offsets, size_t content_length)
     if (!offsets)
         return RG_EINVAL;
     int64_t last = 0;
-    rg_status st = check_index_array(offsets->ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(offsets->ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &last);
+        st = rg_check_offsets(offsets, fn, &last);
     if (st == RG_OK && (uint64_t)last != (uint64_t)content_length)
         st = rg_set_error(offsets->ctx, RG_EOFFSETS,
                           "%s: the last offset, offsets[%zu] = %lld, must equal the content "
@@ -89,16 +89,16 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_index_array(ctx, lengths, fn, "lengths");
+        st = rg_check_index_array(ctx, lengths, fn, "lengths");
     if (st == RG_OK && offsets->length == 0)
         st = rg_set_error(ctx, RG_ESIZE, "%s: offsets is empty; it needs nsegs + 1 >= 1 "
                           "elements", fn);
     if (st == RG_OK)
-        st = check_length(lengths, fn, "lengths", offsets->length - 1, "nsegs");
+        st = rg_check_length(lengths, fn, "lengths", offsets->length - 1, "nsegs");
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &nelems);
+        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
         st = check_fits(lengths, fn, "lengths", nelems);
     if (st != RG_OK || lengths->length == 0)
@@ -112,11 +112,11 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
     if (!lengths)
         return RG_EINVAL;
     rg_context *ctx = lengths->ctx;
-    rg_status st = check_index_array(ctx, lengths, fn, "lengths");
+    rg_status st = rg_check_index_array(ctx, lengths, fn, "lengths");
     if (st == RG_OK)
-        st = check_index_array(ctx, offsets, fn, "offsets");
+        st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
+        st = rg_check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
     int64_t negative = -1, value = 0;
     uint64_t total = 0;
     if (st == RG_OK && lengths->length > 0)
@@ -148,15 +148,15 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
-        st = check_index_array(ctx, out, fn, "output");
+        st = rg_check_index_array(ctx, out, fn, "output");
     if (st == RG_OK && (strategy < RG_STRATEGY_AUTO || strategy > RG_STRATEGY_MERGE_PATH))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown strategy %d", fn, (int)strategy);
     if (st == RG_OK)
-        st = check_offsets(offsets, fn, &nelems);
+        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
-        st = check_length(out, fn, "output", (size_t)nelems, "the last offset");
+        st = rg_check_length(out, fn, "output", (size_t)nelems, "the last offset");
     if (st != RG_OK)
         return st;
     size_t nsegs = offsets->length - 1;

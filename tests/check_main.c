@@ -20,6 +20,7 @@ int main(void)
     srunner_add_suite(sr, array_suite());
     srunner_add_suite(sr, offsets_suite());
     srunner_add_suite(sr, parents_suite());
+    srunner_add_suite(sr, reduce_suite());
 
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -78,6 +78,30 @@ RG_HIDDEN rg_status rg_ocl_get_kernel(rg_context *ctx, const char *file, const c
                                       const char *name, rg_ocl_kernel *out);
 RG_HIDDEN void rg_ocl_programs_free(rg_ocl *ocl);
 
+/* ---- launching (ops.c) ---- */
+
+typedef struct kernel_arg {
+    size_t size;
+    const void *value; /* NULL: local memory of `size` bytes */
+} kernel_arg;
+
+#define ARG(x) {sizeof(x), &(x)}
+#define LOCAL_ARG(bytes) {(bytes), NULL}
+#define NARGS(args) (sizeof(args) / sizeof *(args))
+
+/* Sets the arguments and enqueues groups work-groups of `group` work-items. */
+RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
+                                  size_t group, const kernel_arg *args, size_t nargs);
+/* Work-groups for a grid-stride loop over n items: at least 1, at most cap. */
+RG_HIDDEN size_t rg_ocl_stride_groups(size_t n, size_t group, size_t cap);
+/* A device buffer of nbytes (> 0) for intermediate results; the caller releases it. */
+RG_HIDDEN rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out);
+
+/* The segment_reduce entry of the backend table (reduce.c). */
+RG_HIDDEN rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content,
+                                          const rg_array *offsets, rg_reduce_op op,
+                                          rg_reduce_policy policy);
+
 /* The backend table, filled in ops.c. */
 RG_HIDDEN extern const rg_ops rg_ocl_ops;
 RG_HIDDEN void rg_ocl_destroy(rg_context *ctx);

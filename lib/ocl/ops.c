@@ -35,16 +35,7 @@ static const char *cl_type(rg_dtype dtype)
 
 /* ---- launching ------------------------------------------------------------ */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL: local memory of `size` bytes */
-} kernel_arg;
-
-#define ARG(x) {sizeof(x), &(x)}
-#define LOCAL_ARG(bytes) {(bytes), NULL}
-#define NARGS(args) (sizeof(args) / sizeof *(args))
-
-static rg_status launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
+rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
                         const kernel_arg *args, size_t nargs)
 {
     rg_ocl *ocl = ctx->impl;
@@ -66,14 +57,13 @@ static rg_status launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
     return RG_OK;
 }
 
-/* Work-groups for a grid-stride loop over n items. */
-static size_t stride_groups(size_t n, size_t group, size_t cap)
+size_t rg_ocl_stride_groups(size_t n, size_t group, size_t cap)
 {
     size_t groups = n / group + (n % group != 0);
     return groups == 0 ? 1 : groups < cap ? groups : cap;
 }
 
-static rg_status temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out)
+rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out)
 {
     rg_ocl *ocl = ctx->impl;
     cl_int err;
@@ -181,12 +171,12 @@ static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad)
         return st;
     cl_mem o = mem_of(offsets), partial = NULL;
     cl_ulong n = offsets->length;
-    size_t groups = stride_groups(n, k.group, MAX_REDUCE_GROUPS);
+    size_t groups = rg_ocl_stride_groups(n, k.group, MAX_REDUCE_GROUPS);
     int64_t bad[MAX_REDUCE_GROUPS];
     kernel_arg args[] = {ARG(o), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(partial)};
-    st = temp_buffer(ctx, groups * sizeof(cl_long), &partial);
+    st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &partial);
     if (st == RG_OK)
-        st = launch(ctx, &k, groups, k.group, args, NARGS(args));
+        st = rg_ocl_launch(ctx, &k, groups, k.group, args, NARGS(args));
     if (st == RG_OK)
         st = read_back(ctx, partial, groups * sizeof(cl_long), bad);
     if (partial)
@@ -209,8 +199,8 @@ static rg_status lengths(rg_array *out, const rg_array *offsets)
     cl_mem o = mem_of(offsets), dst = mem_of(out);
     kernel_arg args[] = {ARG(o), ARG(nsegs), ARG(dst)};
     if (st == RG_OK)
-        st = launch(ctx, &k, stride_groups(nsegs, k.group, MAX_STRIDE_GROUPS), k.group, args,
-                    NARGS(args));
+        st = rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(nsegs, k.group, MAX_STRIDE_GROUPS),
+                           k.group, args, NARGS(args));
     return st;
 }
 
@@ -235,17 +225,17 @@ static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uin
     rg_status st = offsets_kernel(ctx, len->dtype, len->dtype, "lengths_total", &k);
     if (st != RG_OK)
         return st;
-    size_t groups = stride_groups(n, k.group, MAX_REDUCE_GROUPS);
+    size_t groups = rg_ocl_stride_groups(n, k.group, MAX_REDUCE_GROUPS);
     cl_mem in = mem_of(len), bad_mem = NULL, sum_mem = NULL;
     int64_t bad[MAX_REDUCE_GROUPS];
     uint64_t sum[MAX_REDUCE_GROUPS];
     kernel_arg args[] = {ARG(in), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(bad_mem),
                          ARG(sum_mem)};
-    st = temp_buffer(ctx, groups * sizeof(cl_long), &bad_mem);
+    st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &bad_mem);
     if (st == RG_OK)
-        st = temp_buffer(ctx, groups * sizeof(cl_long), &sum_mem);
+        st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &sum_mem);
     if (st == RG_OK)
-        st = launch(ctx, &k, groups, k.group, args, NARGS(args));
+        st = rg_ocl_launch(ctx, &k, groups, k.group, args, NARGS(args));
     if (st == RG_OK)
         st = read_back(ctx, bad_mem, groups * sizeof(cl_long), bad);
     if (st == RG_OK)
@@ -299,7 +289,7 @@ static rg_status scan(rg_context *ctx, cl_mem in, rg_dtype in_type, cl_mem out,
         return st;
     /* At most one chunk per work-item of a group, each a whole number of tiles. */
     size_t group = s.group, tile = group * SCAN_VT;
-    size_t count = stride_groups(n, tile, group);
+    size_t count = rg_ocl_stride_groups(n, tile, group);
     size_t per_chunk = n / count + (n % count != 0);
     cl_ulong chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     count = n / chunk + (n % chunk != 0);
@@ -313,13 +303,13 @@ static rg_status scan(rg_context *ctx, cl_mem in, rg_dtype in_type, cl_mem out,
                                ARG(shift),   ARG(partial),
                                LOCAL_ARG(tile * sizeof(cl_long)),
                                LOCAL_ARG(group * sizeof(cl_long))};
-    st = temp_buffer(ctx, count * sizeof(cl_long), &partial);
+    st = rg_ocl_temp_buffer(ctx, count * sizeof(cl_long), &partial);
     if (st == RG_OK)
-        st = launch(ctx, &s.reduce, count, group, reduce_args, NARGS(reduce_args));
+        st = rg_ocl_launch(ctx, &s.reduce, count, group, reduce_args, NARGS(reduce_args));
     if (st == RG_OK)
-        st = launch(ctx, &s.partials, 1, group, partial_args, NARGS(partial_args));
+        st = rg_ocl_launch(ctx, &s.partials, 1, group, partial_args, NARGS(partial_args));
     if (st == RG_OK)
-        st = launch(ctx, &s.chunks, count, group, chunk_args, NARGS(chunk_args));
+        st = rg_ocl_launch(ctx, &s.chunks, count, group, chunk_args, NARGS(chunk_args));
     if (partial)
         rg_cl.clReleaseMemObject(partial);
     return st;
@@ -358,9 +348,9 @@ static rg_status by_bsearch(seg_job *job)
     kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(job->kind),
                          ARG(job->out)};
     return st != RG_OK ? st
-                       : launch(job->ctx, &k, stride_groups(job->nelems, k.group,
-                                                            MAX_STRIDE_GROUPS),
-                                k.group, args, NARGS(args));
+                       : rg_ocl_launch(job->ctx, &k,
+                                       rg_ocl_stride_groups(job->nelems, k.group, MAX_STRIDE_GROUPS),
+                                       k.group, args, NARGS(args));
 }
 
 static rg_status by_segment(seg_job *job)
@@ -369,9 +359,9 @@ static rg_status by_segment(seg_job *job)
     rg_status st = seg_kernel(job, "seg_per_segment", &k);
     kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
     return st != RG_OK ? st
-                       : launch(job->ctx, &k, stride_groups(job->nsegs, k.group,
-                                                            MAX_STRIDE_GROUPS),
-                                k.group, args, NARGS(args));
+                       : rg_ocl_launch(job->ctx, &k,
+                                       rg_ocl_stride_groups(job->nsegs, k.group, MAX_STRIDE_GROUPS),
+                                       k.group, args, NARGS(args));
 }
 
 static rg_status by_merge_path(seg_job *job)
@@ -384,8 +374,9 @@ static rg_status by_merge_path(seg_job *job)
     kernel_arg args[] = {ARG(job->o),    ARG(job->nsegs), ARG(job->nelems),
                          ARG(per_item), ARG(job->kind),  ARG(job->out)};
     return st != RG_OK ? st
-                       : launch(job->ctx, &k, stride_groups(pieces, k.group, MAX_STRIDE_GROUPS),
-                                k.group, args, NARGS(args));
+                       : rg_ocl_launch(job->ctx, &k,
+                                       rg_ocl_stride_groups(pieces, k.group, MAX_STRIDE_GROUPS),
+                                       k.group, args, NARGS(args));
 }
 
 /* Zero, mark each non-empty segment's first element, flood the marks with a
@@ -401,14 +392,15 @@ static rg_status by_flood(seg_job *job, rg_dtype out_type)
     if (st == RG_OK)
         st = fill_zero(job->ctx, job->out, job->nelems * rg_dtype_size(out_type));
     if (st == RG_OK)
-        st = launch(job->ctx, &scatter, stride_groups(job->nsegs, scatter.group,
-                                                      MAX_STRIDE_GROUPS),
-                    scatter.group, scatter_args, NARGS(scatter_args));
+        st = rg_ocl_launch(job->ctx, &scatter,
+                           rg_ocl_stride_groups(job->nsegs, scatter.group, MAX_STRIDE_GROUPS),
+                           scatter.group, scatter_args, NARGS(scatter_args));
     if (st == RG_OK)
         st = scan(job->ctx, job->out, out_type, job->out, out_type, job->nelems, SCAN_MAX, 0);
     if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
-        st = launch(job->ctx, &local, stride_groups(job->nelems, local.group, MAX_STRIDE_GROUPS),
-                    local.group, local_args, NARGS(local_args));
+        st = rg_ocl_launch(job->ctx, &local,
+                           rg_ocl_stride_groups(job->nelems, local.group, MAX_STRIDE_GROUPS),
+                           local.group, local_args, NARGS(local_args));
     return st;
 }
 
@@ -443,4 +435,5 @@ const rg_ops rg_ocl_ops = {
     .lengths_total = lengths_total,
     .offsets_from_lengths = offsets_from_lengths,
     .elem_segments = elem_segments,
+    .segment_reduce = rg_ocl_segment_reduce,
 };
