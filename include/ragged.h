@@ -463,6 +463,93 @@ RG_API rg_status rg_list_extend_sizes(rg_list *list, const void *data, size_t le
  * integer values beyond 2^53 use rg_array_scalar(rg_list_content(list), ...). */
 RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
 
+/* ------------------------------------------------------------------------
+ * Segmented reductions: out[i] = op over segment i of content.
+ *
+ * out has nsegs elements of rg_reduce_dtype(op, content dtype) and is
+ * allocated by the caller in the same context.  Results by op:
+ *
+ *   SUM, PROD   integers and bool: 64-bit, wrapping modulo 2^64 (int64 for
+ *               signed and bool, uint64 for unsigned); floats: the input
+ *               type.  Empty segment: 0 (sum), 1 (prod).
+ *   MIN, MAX    the input dtype.  Empty segment: the identity, i.e. MIN
+ *               gives the dtype's largest value (INT32_MAX, UINT8_MAX,
+ *               +inf for floats, true for bool) and MAX its smallest
+ *               (INT32_MIN, 0, -inf, false).  A NaN in a segment makes the
+ *               result NaN (as numpy's min/max).
+ *   ARGMIN,     int64 position of the first minimum (maximum) within the
+ *   ARGMAX      segment (0 = its first element); the first NaN if there is
+ *               one (as numpy); -1 for an empty segment.
+ *   COUNT       int64 segment length (content is not read).
+ *   COUNT_NONZERO  int64 number of elements != 0 (NaN counts as nonzero).
+ *   ANY, ALL    bool: some / every element != 0.  Empty: false / true.
+ *
+ * Summation order (floats are not associative): within a backend and device
+ * the result is deterministic -- no atomics, the same shape of combining
+ * tree on every run.  Float32 sums and products accumulate in float64 on
+ * OpenMP and in float32 on OpenCL.  OpenMP: each thread adds its element
+ * range left to right; a segment cut by thread boundaries gets its parts
+ * added in thread order.  OpenCL merge path: each work-item adds up to 8
+ * consecutive elements left to right, the partials of one segment within a
+ * work-group are added by a tree (Hillis-Steele segmented scan), then tile
+ * by tile and chunk by chunk in order.  OpenCL per-segment: left to right.
+ * ------------------------------------------------------------------------ */
+
+typedef enum rg_reduce_op {
+    RG_REDUCE_SUM = 0,
+    RG_REDUCE_PROD,
+    RG_REDUCE_MIN,
+    RG_REDUCE_MAX,
+    RG_REDUCE_ARGMIN,
+    RG_REDUCE_ARGMAX,
+    RG_REDUCE_COUNT,
+    RG_REDUCE_COUNT_NONZERO,
+    RG_REDUCE_ANY,
+    RG_REDUCE_ALL
+} rg_reduce_op;
+
+/* "sum", "argmin", ...; "unknown" for an unknown op. */
+RG_API const char *rg_reduce_op_name(rg_reduce_op op);
+
+/* The dtype of op's output for content of dtype `in`; 0 when op or in is unknown. */
+RG_API rg_dtype rg_reduce_dtype(rg_reduce_op op, rg_dtype in);
+
+/* How segments are mapped onto threads or work-items.  Every policy gives
+ * the same result (up to the float summation order above). */
+typedef enum rg_reduce_policy {
+    RG_REDUCE_POLICY_AUTO = 0,    /* picked by rg_reduce_policy_choose */
+    RG_REDUCE_POLICY_PER_SEGMENT, /* one work-item (OpenMP: one loop iteration) per segment,
+                                   * many per work-group: no search, no combining pass; a long
+                                   * segment runs on a single work-item */
+    RG_REDUCE_POLICY_MERGE_PATH   /* element split: every work-group (OpenMP: thread) takes an
+                                   * equal share of elements + segments, so short segments
+                                   * are many per work-group and a long one is split across
+                                   * work-groups; partials of cut segments are combined by a
+                                   * second, deterministic pass.  No length distribution
+                                   * unbalances it */
+} rg_reduce_policy;
+
+RG_API const char *rg_reduce_policy_name(rg_reduce_policy policy);
+
+/* The policy RG_REDUCE_POLICY_AUTO takes for this context and size, and (if
+ * why is not NULL) a static sentence saying why: merge path, except on a
+ * GPU or accelerator when there is no content (nelems == 0), where one
+ * work-item per segment just writes the identities.  Per-segment is never
+ * chosen for content: without reading every length (a pass as costly as
+ * the reduction when segments are short) one huge segment cannot be ruled
+ * out, and it would run on one work-item. */
+RG_API rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs,
+                                                size_t nelems, const char **why);
+
+/* out[i] = op over content[offsets[i] .. offsets[i+1]).  Offsets are int32 or
+ * int64 and must end at the content length (else RG_EOFFSETS); out must have
+ * the dtype rg_reduce_dtype(op, content dtype) (else RG_EDTYPE) and nsegs
+ * elements (else RG_ESIZE); an unknown op or policy is RG_EINVAL.  If used
+ * is not NULL it receives the policy that ran. */
+RG_API rg_status rg_segment_reduce(rg_array *out, const rg_array *content,
+                                   const rg_array *offsets, rg_reduce_op op,
+                                   rg_reduce_policy policy, rg_reduce_policy *used);
+
 #ifdef __cplusplus
 }
 #endif

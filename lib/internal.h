@@ -98,6 +98,12 @@ typedef struct rg_ops {
      * so that every caller of those two sees one coherent array. */
     rg_status (*dev_upload)(rg_array *a, size_t byte_off, const void *src, size_t nbytes);
     rg_status (*dev_download)(const rg_array *a, size_t byte_off, void *dst, size_t nbytes);
+    /* out[i] = op over content[o[i] .. o[i+1]) as rg_segment_reduce defines
+     * it.  op is never RG_REDUCE_COUNT (the front end derives counts from the
+     * lengths), policy is concrete, nsegs >= 1, out has rg_reduce_dtype(op,
+     * content's dtype) and nsegs elements; content may be empty. */
+    rg_status (*segment_reduce)(rg_array *out, const rg_array *content, const rg_array *offsets,
+                                rg_reduce_op op, rg_reduce_policy policy);
 } rg_ops;
 
 struct rg_context {

@@ -185,6 +185,16 @@ START_TEST(test_ops_see_host_writes)
     int64_t nnz = -1;
     ck_assert_int_eq(rg_count_nonzero(&nnz, a), RG_OK);
     ck_assert_int_eq(nnz, 2);
+    const int64_t whole[2] = {0, 1000};
+    rg_array *off = test_array_from_i64(ctx, RG_INT64, whole, 2), *sum = NULL;
+    ck_assert_int_eq(rg_array_create(&sum, ctx, RG_FLOAT64, 1), RG_OK);
+    ck_assert_int_eq(rg_segment_reduce(sum, a, off, RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL),
+                     RG_OK);
+    double total = 0;
+    ck_assert_int_eq(rg_array_read(&total, sum, 0, 1), RG_OK);
+    ck_assert(total == 6.0);
+    rg_array_free(sum);
+    rg_array_free(off);
 
     /* a kernel's output, then a partial host write into it */
     rg_array *coords = NULL;

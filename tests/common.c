@@ -109,8 +109,9 @@ rg_array *test_array_filled(rg_context *ctx, rg_dtype dtype, size_t n, int64_t v
     return a;
 }
 
-static int64_t unpack_one(rg_dtype dtype, const unsigned char *p)
+int64_t test_unpack_i64(rg_dtype dtype, const void *p_)
 {
+    const unsigned char *p = p_;
     switch (dtype) {
     case RG_BOOL:
     case RG_UINT8: { uint8_t x; memcpy(&x, p, 1); return x; }
@@ -141,7 +142,7 @@ int64_t *test_read_i64(const rg_array *a)
     ck_assert_msg(st == RG_OK, "rg_array_read(%zu elements) = %d: %s", n, (int)st,
                   rg_context_error(rg_array_context(a)));
     for (size_t i = 0; i < n; i++)
-        out[i] = unpack_one(dtype, raw + i * size);
+        out[i] = test_unpack_i64(dtype, raw + i * size);
     free(raw);
     return out;
 }
@@ -162,7 +163,7 @@ void test_expect_filled(const rg_array *a, int64_t value, const char *what)
     int64_t *got = test_read_i64(a);
     /* The sentinel as the array's dtype stores it (-3 reads back from uint32 as 2^32 - 3). */
     unsigned char *packed = test_pack(rg_array_dtype(a), &value, 1);
-    value = unpack_one(rg_array_dtype(a), packed);
+    value = test_unpack_i64(rg_array_dtype(a), packed);
     free(packed);
     for (size_t k = 0; k < n; k++) {
         if (got[k] != value)

@@ -24,6 +24,7 @@ Suite *nested_suite(void);
 Suite *nonzero_suite(void);
 Suite *list_suite(void);
 Suite *transfers_suite(void);
+Suite *reduce_suite(void);
 
 /* A test case with a timeout generous enough for cold PoCL kernel builds
  * (unless CK_DEFAULT_TIMEOUT is set, which then wins). */
@@ -50,6 +51,9 @@ rg_context *test_context(int backend_index);
 /* Packs n int64 values into a fresh host buffer of dtype (every dtype,
  * floats and bool included); the values must fit. */
 void *test_pack(rg_dtype dtype, const int64_t *values, size_t n);
+
+/* One element of dtype at p as int64 (uint64 as its bits, floats truncated). */
+int64_t test_unpack_i64(rg_dtype dtype, const void *p);
 
 /* A new array of dtype holding values[0 .. n); fails the test on error. */
 rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *values, size_t n);

@@ -116,6 +116,11 @@ RG_HIDDEN rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_arr
 RG_HIDDEN rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
                                            const rg_array *offsets);
 
+/* The segment_reduce entry of the backend table (reduce.c). */
+RG_HIDDEN rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content,
+                                          const rg_array *offsets, rg_reduce_op op,
+                                          rg_reduce_policy policy);
+
 /* The backend table, filled in ops.c. */
 RG_HIDDEN extern const rg_ops rg_ocl_ops;
 RG_HIDDEN void rg_ocl_destroy(rg_context *ctx);

@@ -635,4 +635,5 @@ const rg_ops rg_ocl_ops = {
     .scalar = scalar,
     .dev_upload = upload,
     .dev_download = download,
+    .segment_reduce = rg_ocl_segment_reduce,
 };

@@ -7,9 +7,6 @@
 
 #include "omp.h"
 
-/* Segments handed out at a time by the per-segment strategy's dynamic schedule. */
-#define RG_OMP_SEGMENT_CHUNK 256
-
 /* a + b stuck at UINT64_MAX instead of wrapping. */
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -213,6 +210,9 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
         }                                                                                  \
     }
 
+RG_EACH_TYPE(RG_DEFINE_FILL)
+RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
+
 /* The segment holding element k: the largest i < nsegs with o[i] <= k
  * (o[0] = 0 <= k, so there is one). */
 #define RG_DEFINE_UPPER_BOUND(N, T)                                                        \
@@ -231,29 +231,7 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
         return lo - 1;                                                                     \
     }
 
-/* Merge path of the segment ends o[1..nsegs] with the elements 0..nelems-1:
- * segment end j comes before element k when o[j+1] <= k.  Returns how many
- * segment ends lie among the first diag steps; the rest are elements. */
-#define RG_DEFINE_PATH_SEARCH(N, T)                                                        \
-    static inline int64_t path_search_##N(const T *o, int64_t nsegs, int64_t nelems,      \
-                                          int64_t diag)                                    \
-    {                                                                                      \
-        int64_t lo = diag > nelems ? diag - nelems : 0;                                    \
-        int64_t hi = diag < nsegs ? diag : nsegs;                                          \
-        while (lo < hi) {                                                                  \
-            int64_t mid = lo + (hi - lo) / 2;                                              \
-            if ((int64_t)o[mid + 1] <= diag - 1 - mid)                                     \
-                lo = mid + 1;                                                              \
-            else                                                                           \
-                hi = mid;                                                                  \
-        }                                                                                  \
-        return lo;                                                                         \
-    }
-
-RG_EACH_TYPE(RG_DEFINE_FILL)
-RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
 RG_EACH_TYPE(RG_DEFINE_UPPER_BOUND)
-RG_EACH_TYPE(RG_DEFINE_PATH_SEARCH)
 
 /* Every strategy instance has this signature; scratch holds team + 1 int64
  * (only the flood fill uses it). */
@@ -715,6 +693,7 @@ static const rg_ops omp_ops = {
     .segment_nonzero = rg_omp_segment_nonzero,
     .array_grow = omp_array_grow,
     .scalar = omp_scalar,
+    .segment_reduce = rg_omp_segment_reduce,
 };
 
 rg_status rg_omp_init(rg_context *ctx)

@@ -1,4 +1,4 @@
-/* omp.h — what the files of the OpenMP backend share: the pragma macro, team sizes, parts, the nonzero entries. */
+/* omp.h — what the files of the OpenMP backend share: the pragma macro, team sizes, parts, the merge-path search, the entries of nonzero.c and reduce.c. */
 #ifndef RAGGED_OMP_H
 #define RAGGED_OMP_H
 
@@ -28,6 +28,9 @@
 #ifndef RG_OMP_MIN_PARALLEL
 #define RG_OMP_MIN_PARALLEL ((size_t)1 << 15)
 #endif
+
+/* Segments handed out at a time by the per-segment strategy's dynamic schedule. */
+#define RG_OMP_SEGMENT_CHUNK 256
 
 /* How many threads to ask for, given the amount of work. */
 static inline int team_size(size_t work)
@@ -75,6 +78,33 @@ static inline int64_t *team_scratch(rg_context *ctx, int team)
                      team);
     return s;
 }
+
+/* Merge path of the segment ends o[1..nsegs] with the elements 0..nelems-1:
+ * segment end j comes before element k when o[j+1] <= k.  Returns how many
+ * segment ends lie among the first diag steps; the rest are elements. */
+#define RG_DEFINE_PATH_SEARCH(N, T)                                                        \
+    static inline int64_t path_search_##N(const T *o, int64_t nsegs, int64_t nelems,      \
+                                          int64_t diag)                                    \
+    {                                                                                      \
+        int64_t lo = diag > nelems ? diag - nelems : 0;                                    \
+        int64_t hi = diag < nsegs ? diag : nsegs;                                          \
+        while (lo < hi) {                                                                  \
+            int64_t mid = lo + (hi - lo) / 2;                                              \
+            if ((int64_t)o[mid + 1] <= diag - 1 - mid)                                     \
+                lo = mid + 1;                                                              \
+            else                                                                           \
+                hi = mid;                                                                  \
+        }                                                                                  \
+        return lo;                                                                         \
+    }
+
+RG_DEFINE_PATH_SEARCH(i32, int32_t)
+RG_DEFINE_PATH_SEARCH(i64, int64_t)
+
+/* The segment_reduce entry of the backend table (reduce.c). */
+RG_HIDDEN rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content,
+                                          const rg_array *offsets, rg_reduce_op op,
+                                          rg_reduce_policy policy);
 
 /* nonzero.c: the rg_ops entries for non-zero elements (see internal.h). */
 RG_HIDDEN rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz);

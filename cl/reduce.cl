@@ -1,0 +1,333 @@
+/* reduce.cl — segmented reductions: one work-item per segment, or merge path over work-groups with a combining pass. */
+
+/* Build options (lib/ocl/reduce.c): -DT=element type, -DACC=accumulator of
+ * sum and prod (ulong for integers: wrapping without UB; the float type for
+ * floats), -DIS_FLOAT=0|1, -DT_MIN / -DT_MAX (identities of max and min),
+ * -DVT=merge-path steps per work-item per tile, -DNEED_FP64 when double is
+ * used.  The op is the run-time argument `op` (rg_reduce_op's numbers), so
+ * one program per dtype serves every op: cold builds are slow (about a
+ * second each on PoCL), and the branches on op are uniform, tested per
+ * element against a value every work-item shares.  Offsets are int or long,
+ * chosen at run time by `wide` for the same reason.  Indices are 64-bit. */
+
+#ifdef NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* rg_reduce_op of ragged.h; count never comes here (the host derives it). */
+#define OP_SUM 0
+#define OP_PROD 1
+#define OP_MIN 2
+#define OP_MAX 3
+#define OP_ARGMIN 4
+#define OP_ARGMAX 5
+#define OP_COUNT_NONZERO 7
+#define OP_ANY 8
+#define OP_ALL 9
+
+#define IS_EXTREME(op) ((op) >= OP_MIN && (op) <= OP_ARGMAX)
+#define IS_MAX(op) ((op) == OP_MAX || (op) == OP_ARGMAX)
+
+#if IS_FLOAT
+#define IS_NAN(x) isnan(x)
+#else
+#define IS_NAN(x) 0
+#endif
+
+/* The running state of one segment.  a: the sum or product.  v: the
+ * extreme so far.  i: min/max/argmin/argmax, the position of v (-1 while
+ * nothing has been seen); count_nonzero/any/all, the count of nonzero
+ * elements (any is count > 0, all is count == length). */
+typedef struct {
+    ACC a;
+    T v;
+    long i;
+} acc_t;
+
+/* The empty segment's state. */
+acc_t ident(int op)
+{
+    acc_t r;
+    r.a = op == OP_PROD ? (ACC)1 : (ACC)0;
+    r.v = IS_MAX(op) ? (T)(T_MIN) : (T)(T_MAX);
+    r.i = IS_EXTREME(op) ? -1 : 0;
+    return r;
+}
+
+/* Whether b (later) replaces a (earlier) as the extreme: the first NaN
+ * wins, otherwise only a strictly better value, so ties keep the first. */
+bool takes_over(acc_t a, acc_t b, int op)
+{
+    if (a.i < 0)
+        return true;
+    if (b.i < 0 || IS_NAN(a.v))
+        return false;
+    return IS_NAN(b.v) || (IS_MAX(op) ? b.v > a.v : b.v < a.v);
+}
+
+/* a then b, where a holds earlier elements.  Associative, so any grouping
+ * of an ordered sequence gives the same answer (up to float rounding in sum
+ * and prod). */
+acc_t combine(acc_t a, acc_t b, int op)
+{
+    if (op == OP_SUM)
+        a.a += b.a;
+    else if (op == OP_PROD)
+        a.a *= b.a;
+    else if (IS_EXTREME(op))
+        a = takes_over(a, b, op) ? b : a;
+    else
+        a.i += b.i;
+    return a;
+}
+
+/* Element x at position k, folded into a (a holds earlier elements). */
+acc_t fold(acc_t a, T x, long k, int op)
+{
+    acc_t b;
+    b.a = (ACC)x;
+    b.v = x;
+    b.i = IS_EXTREME(op) ? k : (long)(x != (T)0); /* NaN != 0: nonzero, as in numpy */
+    return combine(a, b, op);
+}
+
+/* Writes the final value of segment seg = [start, end) to out, an array of
+ * rg_reduce_dtype(op, T). */
+void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
+{
+    if (op == OP_SUM || op == OP_PROD)
+        ((global ACC *)out)[seg] = a.a;
+    else if (op == OP_MIN || op == OP_MAX)
+        ((global T *)out)[seg] = a.v;
+    else if (op == OP_ARGMIN || op == OP_ARGMAX)
+        ((global long *)out)[seg] = a.i < 0 ? -1L : a.i - start;
+    else if (op == OP_COUNT_NONZERO)
+        ((global long *)out)[seg] = a.i;
+    else
+        out[seg] = op == OP_ANY ? a.i > 0 : a.i == end - start;
+}
+
+/* Offsets are int (wide == 0) or long. */
+#define OFF(i) (wide ? o64[(i)] : (long)o32[(i)])
+
+/* ---- one work-item per segment -------------------------------------------- */
+
+kernel void reduce_segments(global const T *x, global const int *o32, global const long *o64,
+                            int wide, ulong nsegs, int op, global uchar *out)
+{
+    for (ulong s = get_global_id(0); s < nsegs; s += get_global_size(0)) {
+        long start = OFF(s), end = OFF(s + 1);
+        acc_t a = ident(op);
+        for (long k = start; k < end; k++)
+            a = fold(a, x[k], k, op);
+        store(out, s, a, start, end, op);
+    }
+}
+
+/* ---- merge path -------------------------------------------------------------
+ *
+ * The merge path of segment ends o[1..nsegs] and elements 0..nelems-1 has
+ * nsegs + nelems steps (end i comes before element k when o[i+1] <= k).
+ * Work-group g owns chunk g, a contiguous run of steps, and walks it in
+ * tiles of VT steps per work-item, so every group does the same work
+ * whatever the lengths.  A work-item folds its steps in order; at a segment
+ * end it stores the result, except for the first segment it closes (its
+ * head), which may have begun in earlier work-items.  The open segment at
+ * its end (its tail) and whether it closed anything feed a segmented scan
+ * over the group, which gives each work-item the partial of its head from
+ * the work-items, tiles (the carry) before it.  The first segment closed in
+ * a chunk may have begun in an earlier chunk: its partial goes to the
+ * chunk's record, and reduce_fixup combines the chunks' records in order.
+ * Nothing waits on another work-group; the order of every combination is
+ * fixed, so results are deterministic. */
+
+typedef struct {
+    acc_t carry; /* the open segment at the chunk's end: its partial from this chunk */
+    acc_t head;  /* the first segment closed in the chunk: its partial from this chunk */
+    long head_seg;
+    int closed; /* whether the chunk closes any segment (else head is unused) */
+} chunk_t;
+
+/* The host allocates CHUNK_BYTES per chunk and sizeof(acc_t) <= ACC_BYTES
+ * per work-item of local memory: keep them in step. */
+#define CHUNK_BYTES 64
+#define ACC_BYTES 32
+typedef char chunk_fits[sizeof(chunk_t) <= CHUNK_BYTES ? 1 : -1];
+typedef char acc_fits[sizeof(acc_t) <= ACC_BYTES ? 1 : -1];
+
+/* How many segment ends lie among the first diag steps, searched in
+ * [lo, hi] (the answer must lie there). */
+ulong path_search(global const int *o32, global const long *o64, int wide, ulong nelems,
+                  ulong diag, ulong lo, ulong hi)
+{
+    lo = max(lo, diag > nelems ? diag - nelems : 0UL);
+    hi = min(hi, diag);
+    while (lo < hi) {
+        ulong mid = lo + (hi - lo) / 2;
+        if (OFF(mid + 1) <= (long)(diag - 1 - mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Segmented inclusive scan over the work-group: each work-item gives (f, y),
+ * where f says y starts afresh (a segment was closed) and otherwise y
+ * continues the work-items before.  Returns the exclusive result for this
+ * work-item (what precedes it in its open segment; ident when lid is 0) and
+ * in *closed_before whether any earlier work-item closed a segment; *total
+ * and *any_closed receive the inclusive result of the whole group. */
+acc_t group_segscan(acc_t y, int f, int op, local acc_t *sacc, local int *sflag,
+                    int *closed_before, acc_t *total, int *any_closed)
+{
+    size_t lid = get_local_id(0), n = get_local_size(0);
+    sacc[lid] = y;
+    sflag[lid] = f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t d = 1; d < n; d <<= 1) {
+        acc_t py = y;
+        int pf = 0;
+        if (lid >= d) {
+            py = sacc[lid - d];
+            pf = sflag[lid - d];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid >= d) {
+            if (!f)
+                y = combine(py, y, op);
+            f |= pf;
+            sacc[lid] = y;
+            sflag[lid] = f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    acc_t before = lid > 0 ? sacc[lid - 1] : ident(op);
+    *closed_before = lid > 0 ? sflag[lid - 1] : 0;
+    *total = sacc[n - 1];
+    *any_closed = sflag[n - 1];
+    barrier(CLK_LOCAL_MEM_FENCE); /* sacc and sflag are reused next */
+    return before;
+}
+
+/* One work-group per chunk of `chunk` steps; tile holds VT * group elements. */
+kernel void reduce_chunks(global const T *x, global const int *o32, global const long *o64,
+                          int wide, ulong nsegs, ulong nelems, ulong chunk, int op,
+                          global uchar *out, global chunk_t *chunks,
+                          local acc_t *sacc, local int *sflag, local T *tile)
+{
+    local ulong bounds[4]; /* the tile's first segment and element, its last + 1 */
+    size_t lid = get_local_id(0), group = get_local_size(0);
+    ulong steps = nsegs + nelems;
+    ulong cbegin = get_group_id(0) * chunk, cend = min(cbegin + chunk, steps);
+    acc_t carry = ident(op);  /* the open segment's partial, from earlier tiles */
+    int chunk_closed = 0;       /* whether an earlier tile closed a segment */
+    for (ulong tbegin = cbegin; tbegin < cend; tbegin += group * VT) {
+        ulong tend = min(tbegin + group * VT, cend);
+        if (lid == 0) {
+            ulong s0 = path_search(o32, o64, wide, nelems, tbegin, 0, nsegs);
+            ulong s1 = path_search(o32, o64, wide, nelems, tend, s0, nsegs);
+            bounds[0] = s0;
+            bounds[1] = tbegin - s0;
+            bounds[2] = s1;
+            bounds[3] = tend - s1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ulong s0 = bounds[0], k0 = bounds[1], s1 = bounds[2], k1 = bounds[3];
+        /* Coalesced: consecutive work-items load consecutive elements. */
+        for (ulong k = k0 + lid; k < k1; k += group)
+            tile[k - k0] = x[k];
+        ulong d = min(tbegin + lid * VT, tend), dend = min(d + VT, tend);
+        ulong seg = path_search(o32, o64, wide, nelems, d, s0, s1), k = d - seg;
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        ulong head_seg = seg;
+        acc_t acc = ident(op), head = acc;
+        int closed = 0;
+        long start = seg < nsegs ? OFF(seg) : (long)nelems;
+        long end = seg < nsegs ? OFF(seg + 1) : LONG_MAX;
+        for (; d < dend; d++) {
+            if (end <= (long)k) { /* segment seg ends here */
+                if (closed)
+                    store(out, seg, acc, start, end, op);
+                else
+                    head = acc;
+                closed = 1;
+                acc = ident(op);
+                seg++;
+                start = end;
+                end = seg < nsegs ? OFF(seg + 1) : LONG_MAX;
+            } else {
+                acc = fold(acc, tile[k - k0], (long)k, op);
+                k++;
+            }
+        }
+
+        /* Work-item 0 continues the carry of the tiles before. */
+        if (lid == 0 && !closed)
+            acc = combine(carry, acc, op);
+        int closed_before, any_closed;
+        acc_t total;
+        acc_t before = group_segscan(acc, closed, op, sacc, sflag, &closed_before, &total,
+                                     &any_closed);
+        if (lid == 0)
+            before = carry;
+        if (closed) {
+            acc_t h = combine(before, head, op);
+            if (!closed_before && !chunk_closed) {
+                chunks[get_group_id(0)].head = h; /* may continue an earlier chunk */
+                chunks[get_group_id(0)].head_seg = (long)head_seg;
+            } else {
+                store(out, head_seg, h, OFF(head_seg), OFF(head_seg + 1), op);
+            }
+        }
+        carry = total;
+        chunk_closed |= any_closed;
+        /* group_segscan's last barrier also protects tile and bounds. */
+    }
+    if (lid == 0) {
+        chunks[get_group_id(0)].carry = carry;
+        chunks[get_group_id(0)].closed = chunk_closed;
+    }
+}
+
+/* One work-group: combines the chunk records in order.  Work-item l takes
+ * chunks [l * per_item, (l + 1) * per_item) like reduce_chunks takes steps:
+ * the first head it meets may continue earlier work-items' chunks, the
+ * others are final once the carry is added. */
+kernel void reduce_fixup(global const int *o32, global const long *o64, int wide,
+                         ulong nchunks, ulong per_item, int op, global uchar *out,
+                         global const chunk_t *chunks, local acc_t *sacc,
+                         local int *sflag)
+{
+    size_t lid = get_local_id(0);
+    ulong c = lid * per_item, cend = min(c + per_item, nchunks);
+    acc_t acc = ident(op), head = acc;
+    long head_seg = 0;
+    int closed = 0;
+    for (; c < cend; c++) {
+        chunk_t ch = chunks[c];
+        if (ch.closed) {
+            acc_t h = combine(acc, ch.head, op);
+            if (closed) {
+                store(out, (ulong)ch.head_seg, h, OFF(ch.head_seg),
+                      OFF(ch.head_seg + 1), op);
+            } else {
+                head = h;
+                head_seg = ch.head_seg;
+            }
+            closed = 1;
+            acc = ch.carry;
+        } else {
+            acc = combine(acc, ch.carry, op);
+        }
+    }
+    int closed_before, any_closed;
+    acc_t total;
+    acc_t before = group_segscan(acc, closed, op, sacc, sflag, &closed_before, &total,
+                                 &any_closed);
+    if (closed) {
+        acc_t h = combine(before, head, op);
+        store(out, (ulong)head_seg, h, OFF(head_seg), OFF(head_seg + 1), op);
+    }
+}

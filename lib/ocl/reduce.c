@@ -1,0 +1,166 @@
+/* reduce.c — the OpenCL backend's segmented reductions: reduce.cl's build options, the chunking
+ * of the merge path, and the launches. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "ocl.h"
+
+/* Merge-path steps per work-item per tile (VT of reduce.cl).  8 keeps the
+ * staged tile of 8-byte elements at 16 KiB of local memory for 256 items. */
+#define REDUCE_VT 8
+/* Bytes per chunk record and per work-item accumulator; reduce.cl refuses to
+ * build if its structs outgrow them. */
+#define CHUNK_BYTES 64
+#define ACC_BYTES 32
+/* Chunks per compute unit: enough work-groups to hide memory latency, few
+ * enough that the combining pass stays one small work-group. */
+#define CHUNKS_PER_UNIT 8
+/* Chunk records per work-item of reduce_fixup; bounds the chunk count at
+ * group * FIXUP_PER_ITEM. */
+#define FIXUP_PER_ITEM 4
+/* Grid-stride cap of the per-segment kernel. */
+#define MAX_SEGMENT_GROUPS 65536
+
+/* The OpenCL C side of a content dtype. */
+typedef struct cl_dtype {
+    const char *type; /* T */
+    const char *acc;  /* ACC: what sum and prod accumulate in */
+    int is_float;
+    const char *min, *max; /* T_MIN, T_MAX */
+} cl_dtype;
+
+static const cl_dtype *cl_dtype_of(rg_dtype t)
+{
+    /* float32 sums accumulate in float: double is slow or absent on many GPUs. */
+    static const cl_dtype table[] = {
+        [RG_BOOL] = {"uchar", "ulong", 0, "0", "1"},
+        [RG_INT8] = {"char", "ulong", 0, "SCHAR_MIN", "SCHAR_MAX"},
+        [RG_INT16] = {"short", "ulong", 0, "SHRT_MIN", "SHRT_MAX"},
+        [RG_INT32] = {"int", "ulong", 0, "INT_MIN", "INT_MAX"},
+        [RG_INT64] = {"long", "ulong", 0, "LONG_MIN", "LONG_MAX"},
+        [RG_UINT8] = {"uchar", "ulong", 0, "0", "UCHAR_MAX"},
+        [RG_UINT16] = {"ushort", "ulong", 0, "0", "USHRT_MAX"},
+        [RG_UINT32] = {"uint", "ulong", 0, "0", "UINT_MAX"},
+        [RG_UINT64] = {"ulong", "ulong", 0, "0", "ULONG_MAX"},
+        [RG_FLOAT32] = {"float", "float", 1, "-INFINITY", "INFINITY"},
+        [RG_FLOAT64] = {"double", "double", 1, "-INFINITY", "INFINITY"},
+    };
+    size_t i = (size_t)t;
+    return i < sizeof table / sizeof *table && table[i].type ? &table[i] : NULL;
+}
+
+/* Everything one reduction launch needs. */
+typedef struct reduce_job {
+    rg_context *ctx;
+    cl_mem x, o32, o64, out;
+    cl_int wide, op;
+    cl_ulong nsegs, nelems;
+    size_t elem_size;
+    char options[256];
+} reduce_job;
+
+static rg_status get_kernel(const reduce_job *job, const char *name, rg_ocl_kernel *k)
+{
+    return rg_ocl_get_kernel(job->ctx, "reduce.cl", job->options, name, k);
+}
+
+static rg_status by_segment(const reduce_job *job)
+{
+    rg_ocl_kernel k;
+    rg_status st = get_kernel(job, "reduce_segments", &k);
+    kernel_arg args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64), ARG(job->wide),
+                         ARG(job->nsegs), ARG(job->op),  ARG(job->out)};
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &k,
+                           rg_ocl_stride_groups(job->nsegs, k.group, MAX_SEGMENT_GROUPS),
+                           k.group, args, NARGS(args));
+    return st;
+}
+
+/* Merge path: the nsegs + nelems steps are cut into nchunks chunks of whole
+ * tiles, one work-group each; at most CHUNKS_PER_UNIT per compute unit and
+ * group * FIXUP_PER_ITEM in all, so reduce_fixup is one work-group. */
+static rg_status by_merge_path(const reduce_job *job)
+{
+    rg_ocl *ocl = job->ctx->impl;
+    rg_ocl_kernel chunks_k, fixup_k;
+    rg_status st = get_kernel(job, "reduce_chunks", &chunks_k);
+    if (st == RG_OK)
+        st = get_kernel(job, "reduce_fixup", &fixup_k);
+    if (st != RG_OK)
+        return st;
+    /* Both are powers of two, so the smaller divides the larger. */
+    size_t group = chunks_k.group < fixup_k.group ? chunks_k.group : fixup_k.group;
+    size_t steps = job->nsegs + job->nelems, tile = group * REDUCE_VT;
+    size_t tiles = steps / tile + (steps % tile != 0);
+    size_t most = (size_t)ocl->compute_units * CHUNKS_PER_UNIT;
+    if (most > group * FIXUP_PER_ITEM)
+        most = group * FIXUP_PER_ITEM;
+    if (most == 0)
+        most = 1;
+    size_t nchunks = tiles < most ? tiles : most;
+    size_t tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
+    cl_ulong chunk = tiles_per_chunk * tile;
+    nchunks = steps / chunk + (steps % chunk != 0);
+    cl_ulong nchunks64 = nchunks, per_item = nchunks / group + (nchunks % group != 0);
+
+    cl_mem records = NULL;
+    kernel_arg chunk_args[] = {ARG(job->x),      ARG(job->o32),
+                               ARG(job->o64),    ARG(job->wide),
+                               ARG(job->nsegs),  ARG(job->nelems),
+                               ARG(chunk),       ARG(job->op),
+                               ARG(job->out),    ARG(records),
+                               LOCAL_ARG(group * ACC_BYTES),
+                               LOCAL_ARG(group * sizeof(cl_int)),
+                               LOCAL_ARG(tile * job->elem_size)};
+    kernel_arg fixup_args[] = {ARG(job->o32),     ARG(job->o64),
+                               ARG(job->wide),    ARG(nchunks64),
+                               ARG(per_item),     ARG(job->op),
+                               ARG(job->out),     ARG(records),
+                               LOCAL_ARG(group * ACC_BYTES),
+                               LOCAL_ARG(group * sizeof(cl_int))};
+    st = rg_ocl_temp_buffer(job->ctx, nchunks * CHUNK_BYTES, &records);
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &chunks_k, nchunks, group, chunk_args, NARGS(chunk_args));
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &fixup_k, 1, group, fixup_args, NARGS(fixup_args));
+    if (records)
+        rg_cl.clReleaseMemObject(records);
+    return st;
+}
+
+rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg_array *offsets,
+                                rg_reduce_op op, rg_reduce_policy policy)
+{
+    rg_context *ctx = offsets->ctx;
+    const cl_dtype *t = cl_dtype_of(content->dtype);
+    if (!t || (offsets->dtype != RG_INT32 && offsets->dtype != RG_INT64))
+        return rg_set_error(ctx, RG_EDTYPE, "OpenCL backend: no reduction of %s content",
+                            rg_dtype_name(content->dtype));
+    reduce_job job = {.ctx = ctx,
+                      .x = rg_ocl_mem_in(content), /* NULL for empty content: never read */
+                      .out = rg_ocl_mem_of(out),
+                      .wide = offsets->dtype == RG_INT64,
+                      .op = (cl_int)op, /* reduce.cl's OP_* are rg_reduce_op's numbers */
+                      .nsegs = offsets->length - 1,
+                      .nelems = content->length,
+                      .elem_size = rg_dtype_size(content->dtype)};
+    /* The unused offsets pointer is NULL in the kernel. */
+    if (job.wide)
+        job.o64 = rg_ocl_mem_in(offsets);
+    else
+        job.o32 = rg_ocl_mem_in(offsets);
+    bool fp64 = content->dtype == RG_FLOAT64;
+    snprintf(job.options, sizeof job.options,
+             "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d%s", t->type, t->acc,
+             t->is_float, t->min, t->max, REDUCE_VT,
+             fp64 ? " -DNEED_FP64" : "");
+    switch (policy) {
+    case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
+    case RG_REDUCE_POLICY_MERGE_PATH: return by_merge_path(&job);
+    case RG_REDUCE_POLICY_AUTO: break;
+    }
+    return rg_set_error(ctx, RG_EINVAL, "OpenCL backend: reduce policy %d is not a concrete one",
+                        (int)policy);
+}

@@ -1,0 +1,327 @@
+/* reduce.c — the OpenMP backend's segmented reductions: an element split over threads, or one
+ * loop iteration per segment when asked for. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "omp.h"
+
+/* The reductions other than count fall into three families with one
+ * accumulator type each; an instance per (family, dtype) takes the op
+ * within its family as a run-time mode, tested outside the element loops:
+ *   ARITH    sum 0, prod 1          (64-bit integers, or the float type)
+ *   EXTREME  min 0, max 1, argmin 2, argmax 3   (value and position)
+ *   LOGIC    count_nonzero 0, any 1, all 2      (a count of nonzero elements:
+ *            any is count > 0, all is count == length) */
+typedef enum rg_reduce_family {
+    RG_FAMILY_ARITH = 0,
+    RG_FAMILY_EXTREME = 1,
+    RG_FAMILY_LOGIC = 2
+} rg_reduce_family;
+
+/* The family of op (not RG_REDUCE_COUNT) and its mode within the family. */
+static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
+{
+    switch (op) {
+    case RG_REDUCE_PROD: *mode = 1; return RG_FAMILY_ARITH;
+    case RG_REDUCE_MIN: *mode = 0; return RG_FAMILY_EXTREME;
+    case RG_REDUCE_MAX: *mode = 1; return RG_FAMILY_EXTREME;
+    case RG_REDUCE_ARGMIN: *mode = 2; return RG_FAMILY_EXTREME;
+    case RG_REDUCE_ARGMAX: *mode = 3; return RG_FAMILY_EXTREME;
+    case RG_REDUCE_COUNT_NONZERO: *mode = 0; return RG_FAMILY_LOGIC;
+    case RG_REDUCE_ANY: *mode = 1; return RG_FAMILY_LOGIC;
+    case RG_REDUCE_ALL: *mode = 2; return RG_FAMILY_LOGIC;
+    default: *mode = 0; return RG_FAMILY_ARITH; /* sum */
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Every content dtype: N (name; b8 is bool, whose name stdbool.h would
+ * expand), T (element), AT (accumulator of sum and
+ * prod: 64-bit unsigned for integers so that overflow wraps without UB,
+ * double for floats), ST (what sum and prod store: the 64-bit bits, or the
+ * float type), ISF (a float type), TMIN and TMAX (identities of max and min).
+ * ------------------------------------------------------------------------ */
+
+#define RG_EACH_DTYPE(X)                                                                   \
+    X(b8, uint8_t, uint64_t, uint64_t, 0, 0, 1)                                            \
+    X(i8, int8_t, uint64_t, uint64_t, 0, INT8_MIN, INT8_MAX)                               \
+    X(i16, int16_t, uint64_t, uint64_t, 0, INT16_MIN, INT16_MAX)                           \
+    X(i32, int32_t, uint64_t, uint64_t, 0, INT32_MIN, INT32_MAX)                           \
+    X(i64, int64_t, uint64_t, uint64_t, 0, INT64_MIN, INT64_MAX)                           \
+    X(u8, uint8_t, uint64_t, uint64_t, 0, 0, UINT8_MAX)                                    \
+    X(u16, uint16_t, uint64_t, uint64_t, 0, 0, UINT16_MAX)                                 \
+    X(u32, uint32_t, uint64_t, uint64_t, 0, 0, UINT32_MAX)                                 \
+    X(u64, uint64_t, uint64_t, uint64_t, 0, 0, UINT64_MAX)                                 \
+    X(f32, float, double, float, 1, -INFINITY, INFINITY)                                   \
+    X(f64, double, double, double, 1, -INFINITY, INFINITY)
+
+/* An accumulator: v is the running value, i the position of the extreme
+ * (EXTREME family only; -1 while nothing has been seen). */
+#define RG_DEFINE_ACC(N, T, AT, ST, ISF, TMIN, TMAX)                                       \
+    typedef struct { AT v; int64_t i; } arith_acc_##N;                                     \
+    typedef struct { T v; int64_t i; } extreme_acc_##N;                                    \
+    typedef struct { uint64_t v; int64_t i; } logic_acc_##N;                               \
+    static inline bool is_nan_##N(T x)                                                     \
+    {                                                                                      \
+        return ISF && isnan((double)x);                                                    \
+    }
+
+/* Each family defines, for every dtype: ident (the empty segment's value),
+ * range (folds x[b .. e) into *a, left to right), combine (a holds earlier
+ * elements than b; the result is as if they had been folded in order) and
+ * store (writes the final value of segment seg = [start, end)). */
+
+/* ARITH: sum (mode 0) and prod (mode 1).  The mode is tested outside the
+ * element loops so that each loop is a plain fold. */
+#define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX)                                     \
+    static inline arith_acc_##N arith_ident_##N(int mode)                                  \
+    {                                                                                      \
+        return (arith_acc_##N){(AT)(mode == 1), 0};                                        \
+    }                                                                                      \
+    static inline void arith_range_##N(arith_acc_##N *a, const T *restrict x, int64_t b,   \
+                                       int64_t e, int mode)                                \
+    {                                                                                      \
+        AT v = a->v;                                                                       \
+        if (mode == 1)                                                                     \
+            for (int64_t k = b; k < e; k++)                                                \
+                v *= (AT)x[k];                                                             \
+        else                                                                               \
+            for (int64_t k = b; k < e; k++)                                                \
+                v += (AT)x[k];                                                             \
+        a->v = v;                                                                          \
+    }                                                                                      \
+    static inline arith_acc_##N arith_combine_##N(arith_acc_##N a, arith_acc_##N b,        \
+                                                  int mode)                                \
+    {                                                                                      \
+        a.v = mode == 1 ? a.v * b.v : a.v + b.v;                                           \
+        return a;                                                                          \
+    }                                                                                      \
+    static inline void arith_store_##N(void *out, int64_t seg, arith_acc_##N a,            \
+                                       int64_t start, int64_t end, int mode)               \
+    {                                                                                      \
+        (void)start, (void)end, (void)mode;                                                \
+        ((ST *)out)[seg] = (ST)a.v;                                                        \
+    }
+
+/* EXTREME: min 0, max 1, argmin 2, argmax 3 (bit 0: max).  combine keeps
+ * the earlier operand on ties and takes the first NaN, which makes it
+ * associative: any grouping of an ordered sequence gives the first NaN, or
+ * else the first position of the extreme. */
+#define RG_DEFINE_EXTREME(N, T, AT, ST, ISF, TMIN, TMAX)                                   \
+    static inline extreme_acc_##N extreme_ident_##N(int mode)                              \
+    {                                                                                      \
+        return (extreme_acc_##N){(mode & 1) ? (T)(TMIN) : (T)(TMAX), -1};                  \
+    }                                                                                      \
+    static inline extreme_acc_##N extreme_combine_##N(extreme_acc_##N a, extreme_acc_##N b,\
+                                                      int mode)                            \
+    {                                                                                      \
+        if (a.i < 0 || is_nan_##N(a.v))                                                    \
+            return a.i < 0 ? b : a;                                                        \
+        if (b.i < 0)                                                                       \
+            return a;                                                                      \
+        bool better = is_nan_##N(b.v) || ((mode & 1) ? b.v > a.v : b.v < a.v);             \
+        return better ? b : a;                                                             \
+    }                                                                                      \
+    static inline void extreme_range_##N(extreme_acc_##N *a, const T *restrict x,          \
+                                         int64_t b, int64_t e, int mode)                   \
+    {                                                                                      \
+        extreme_acc_##N r = *a;                                                            \
+        for (int64_t k = b; k < e && !is_nan_##N(r.v); k++)                                \
+            r = extreme_combine_##N(r, (extreme_acc_##N){x[k], k}, mode);                  \
+        *a = r;                                                                            \
+    }                                                                                      \
+    static inline void extreme_store_##N(void *out, int64_t seg, extreme_acc_##N a,        \
+                                         int64_t start, int64_t end, int mode)             \
+    {                                                                                      \
+        (void)end;                                                                         \
+        if (mode >= 2)                                                                     \
+            ((int64_t *)out)[seg] = a.i < 0 ? -1 : a.i - start;                            \
+        else                                                                               \
+            ((T *)out)[seg] = a.v;                                                         \
+    }
+
+/* LOGIC: count_nonzero 0, any 1, all 2, all from one count of nonzero
+ * elements (NaN is nonzero, as in numpy). */
+#define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX)                                     \
+    static inline logic_acc_##N logic_ident_##N(int mode)                                  \
+    {                                                                                      \
+        (void)mode;                                                                        \
+        return (logic_acc_##N){0, 0};                                                      \
+    }                                                                                      \
+    static inline void logic_range_##N(logic_acc_##N *a, const T *restrict x, int64_t b,   \
+                                       int64_t e, int mode)                                \
+    {                                                                                      \
+        (void)mode;                                                                        \
+        uint64_t n = 0;                                                                    \
+        for (int64_t k = b; k < e; k++)                                                    \
+            n += x[k] != 0;                                                                \
+        a->v += n;                                                                         \
+    }                                                                                      \
+    static inline logic_acc_##N logic_combine_##N(logic_acc_##N a, logic_acc_##N b,        \
+                                                  int mode)                                \
+    {                                                                                      \
+        (void)mode;                                                                        \
+        a.v += b.v;                                                                        \
+        return a;                                                                          \
+    }                                                                                      \
+    static inline void logic_store_##N(void *out, int64_t seg, logic_acc_##N a,            \
+                                       int64_t start, int64_t end, int mode)               \
+    {                                                                                      \
+        if (mode == 0)                                                                     \
+            ((int64_t *)out)[seg] = (int64_t)a.v;                                          \
+        else                                                                               \
+            ((uint8_t *)out)[seg] = mode == 1 ? a.v > 0 : a.v == (uint64_t)(end - start);  \
+    }
+
+RG_EACH_DTYPE(RG_DEFINE_ACC)
+RG_EACH_DTYPE(RG_DEFINE_ARITH)
+RG_EACH_DTYPE(RG_DEFINE_EXTREME)
+RG_EACH_DTYPE(RG_DEFINE_LOGIC)
+
+/* ------------------------------------------------------------------------
+ * The two mappings, generic over family F, dtype N and offsets type IN.
+ * ------------------------------------------------------------------------ */
+
+/* PER_SEGMENT: segments are dealt out in small dynamic chunks and each is
+ * folded by one thread (so one huge segment runs on one thread). */
+#define RG_DEFINE_PER_SEGMENT(F, N, T, IN, IT)                                             \
+    static void per_segment_##F##_##N##_##IN(void *out, const T *x, const IT *o,           \
+                                             int64_t nsegs, int mode, int team)            \
+    {                                                                                      \
+        (void)team;                                                                        \
+        RG_OMP(parallel for schedule(dynamic, RG_OMP_SEGMENT_CHUNK) num_threads(team))     \
+        for (int64_t i = 0; i < nsegs; i++) {                                              \
+            F##_acc_##N a = F##_ident_##N(mode);                                           \
+            F##_range_##N(&a, x, o[i], o[i + 1], mode);                                    \
+            F##_store_##N(out, i, a, o[i], o[i + 1], mode);                                \
+        }                                                                                  \
+    }
+
+/* MERGE_PATH: the merge path of segment ends and elements (nsegs + nelems
+ * steps) is cut into one equal piece per thread, so threads split elements,
+ * not segments.  Thread t closes segments i0 .. i1-1 and writes each one
+ * that lies wholly in its elements [k0, k1).  Two partial results remain per
+ * thread: the head (segment i0, if it began before k0) and the tail (segment
+ * i1, open at k1).  After the parallel region they are combined in thread
+ * order: a segment cut by thread boundaries is the tails of the threads it
+ * runs through, then the head of the thread that closes it. */
+#define RG_DEFINE_MERGE_PATH(F, N, T, IN, IT)                                              \
+    typedef struct {                                                                       \
+        int64_t i0, i1;                                                                    \
+        bool has_head;                                                                     \
+        F##_acc_##N head, tail;                                                            \
+    } F##_part_##N##_##IN;                                                                 \
+    static void merge_path_##F##_##N##_##IN(void *out, const T *x, const IT *o,            \
+                                            int64_t nsegs, int64_t nelems, int mode,       \
+                                            int team, F##_part_##N##_##IN *parts)          \
+    {                                                                                      \
+        int threads = 1;                                                                   \
+        (void)team;                                                                        \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            int t = thread_id(), nt = team_threads();                                      \
+            if (t == 0)                                                                    \
+                threads = nt;                                                              \
+            size_t steps = (size_t)nsegs + (size_t)nelems;                                 \
+            int64_t d0 = (int64_t)part_begin(steps, t, nt);                                \
+            int64_t d1 = (int64_t)part_begin(steps, t + 1, nt);                            \
+            int64_t i0 = path_search_##IN(o, nsegs, nelems, d0);                           \
+            int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
+            int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
+            F##_part_##N##_##IN *p = &parts[t];                                            \
+            p->i0 = i0;                                                                    \
+            p->i1 = i1;                                                                    \
+            p->has_head = false;                                                           \
+            for (int64_t i = i0; i < i1; i++) {                                            \
+                int64_t start = o[i], end = o[i + 1];                                      \
+                F##_acc_##N a = F##_ident_##N(mode);                                       \
+                F##_range_##N(&a, x, start > k0 ? start : k0, end, mode);                  \
+                if (start < k0) { /* only i0 can begin before k0 */                        \
+                    p->head = a;                                                           \
+                    p->has_head = true;                                                    \
+                } else {                                                                   \
+                    F##_store_##N(out, i, a, start, end, mode);                            \
+                }                                                                          \
+            }                                                                              \
+            p->tail = F##_ident_##N(mode);                                                 \
+            if (i1 < nsegs)                                                                \
+                F##_range_##N(&p->tail, x, o[i1] > k0 ? (int64_t)o[i1] : k0, k1, mode);    \
+        }                                                                                  \
+        F##_acc_##N carry = F##_ident_##N(mode);                                           \
+        int64_t carry_seg = -1;                                                            \
+        for (int t = 0; t < threads; t++) {                                                \
+            F##_part_##N##_##IN *p = &parts[t];                                            \
+            if (p->has_head) /* its segment is carry_seg: the previous tail's */           \
+                F##_store_##N(out, p->i0, F##_combine_##N(carry, p->head, mode), o[p->i0], \
+                              o[p->i0 + 1], mode);                                         \
+            if (p->i1 < nsegs) {                                                           \
+                carry = carry_seg == p->i1 ? F##_combine_##N(carry, p->tail, mode)         \
+                                           : p->tail;                                      \
+                carry_seg = p->i1;                                                         \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+/* One entry point per (family, dtype, offsets type): allocates the per-thread
+ * partials and runs the policy asked for. */
+#define RG_DEFINE_REDUCE(F, N, T, IN, IT)                                                  \
+    RG_DEFINE_PER_SEGMENT(F, N, T, IN, IT)                                                 \
+    RG_DEFINE_MERGE_PATH(F, N, T, IN, IT)                                                  \
+    static rg_status reduce_##F##_##N##_##IN(rg_context *ctx, void *out, const void *x,    \
+                                             const void *o, int64_t nsegs, int64_t nelems, \
+                                             int mode, rg_reduce_policy policy)            \
+    {                                                                                      \
+        int team = team_size((size_t)nsegs + (size_t)nelems);                              \
+        if (policy == RG_REDUCE_POLICY_PER_SEGMENT) {                                      \
+            per_segment_##F##_##N##_##IN(out, x, o, nsegs, mode, team);                    \
+            return RG_OK;                                                                  \
+        }                                                                                  \
+        F##_part_##N##_##IN *parts = malloc((size_t)team * sizeof *parts);                 \
+        if (!parts)                                                                        \
+            return rg_set_error(ctx, RG_ENOMEM,                                            \
+                                "OpenMP backend: out of host memory for %d partials", team); \
+        merge_path_##F##_##N##_##IN(out, x, o, nsegs, nelems, mode, team, parts);          \
+        free(parts);                                                                       \
+        return RG_OK;                                                                      \
+    }
+
+#define RG_REDUCE_FAMILIES(N, T, AT, ST, ISF, TMIN, TMAX)                                  \
+    RG_DEFINE_REDUCE(arith, N, T, i32, int32_t)                                            \
+    RG_DEFINE_REDUCE(arith, N, T, i64, int64_t)                                            \
+    RG_DEFINE_REDUCE(extreme, N, T, i32, int32_t)                                          \
+    RG_DEFINE_REDUCE(extreme, N, T, i64, int64_t)                                          \
+    RG_DEFINE_REDUCE(logic, N, T, i32, int32_t)                                            \
+    RG_DEFINE_REDUCE(logic, N, T, i64, int64_t)
+RG_EACH_DTYPE(RG_REDUCE_FAMILIES)
+
+typedef rg_status (*reduce_fn)(rg_context *ctx, void *out, const void *x, const void *o,
+                               int64_t nsegs, int64_t nelems, int mode,
+                               rg_reduce_policy policy);
+
+/* The instance for a content dtype, family (RG_FAMILY_*) and offsets dtype. */
+#define RG_TABLE_ROW(N, T, AT, ST, ISF, TMIN, TMAX)                                        \
+    {{reduce_arith_##N##_i32, reduce_arith_##N##_i64},                                     \
+     {reduce_extreme_##N##_i32, reduce_extreme_##N##_i64},                                 \
+     {reduce_logic_##N##_i32, reduce_logic_##N##_i64}},
+static const reduce_fn reduce_table[][3][2] = {RG_EACH_DTYPE(RG_TABLE_ROW)};
+
+rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg_array *offsets,
+                                rg_reduce_op op, rg_reduce_policy policy)
+{
+    rg_context *ctx = offsets->ctx;
+    /* Rows follow rg_dtype's order, which starts at RG_BOOL = 1. */
+    size_t row = (size_t)content->dtype - RG_BOOL;
+    if (row >= sizeof reduce_table / sizeof reduce_table[0] ||
+        (offsets->dtype != RG_INT32 && offsets->dtype != RG_INT64))
+        return rg_set_error(ctx, RG_EDTYPE, "OpenMP backend: no reduction of %s content",
+                            rg_dtype_name(content->dtype));
+    if (policy != RG_REDUCE_POLICY_PER_SEGMENT && policy != RG_REDUCE_POLICY_MERGE_PATH)
+        return rg_set_error(ctx, RG_EINVAL, "OpenMP backend: no reduce policy %d", (int)policy);
+    int mode;
+    rg_reduce_family family = rg_reduce_family_of(op, &mode);
+    reduce_fn fn = reduce_table[row][family][offsets->dtype == RG_INT64];
+    return fn(ctx, out->host, content->host, offsets->host, (int64_t)offsets->length - 1,
+              (int64_t)content->length, mode, policy);
+}

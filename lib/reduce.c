@@ -1,0 +1,153 @@
+/* reduce.c — front end of the segmented reductions: op and dtype tables, the
+ * policy heuristic, argument checks, and dispatch to the backend. */
+#include "config.h"
+
+#include "internal.h"
+
+const char *rg_reduce_op_name(rg_reduce_op op)
+{
+    switch (op) {
+    case RG_REDUCE_SUM: return "sum";
+    case RG_REDUCE_PROD: return "prod";
+    case RG_REDUCE_MIN: return "min";
+    case RG_REDUCE_MAX: return "max";
+    case RG_REDUCE_ARGMIN: return "argmin";
+    case RG_REDUCE_ARGMAX: return "argmax";
+    case RG_REDUCE_COUNT: return "count";
+    case RG_REDUCE_COUNT_NONZERO: return "count_nonzero";
+    case RG_REDUCE_ANY: return "any";
+    case RG_REDUCE_ALL: return "all";
+    }
+    return "unknown";
+}
+
+const char *rg_reduce_policy_name(rg_reduce_policy policy)
+{
+    switch (policy) {
+    case RG_REDUCE_POLICY_AUTO: return "auto";
+    case RG_REDUCE_POLICY_PER_SEGMENT: return "per-segment";
+    case RG_REDUCE_POLICY_MERGE_PATH: return "merge-path";
+    }
+    return "unknown";
+}
+
+static bool is_unsigned(rg_dtype t)
+{
+    return t == RG_UINT8 || t == RG_UINT16 || t == RG_UINT32 || t == RG_UINT64;
+}
+
+static bool is_float(rg_dtype t)
+{
+    return t == RG_FLOAT32 || t == RG_FLOAT64;
+}
+
+rg_dtype rg_reduce_dtype(rg_reduce_op op, rg_dtype in)
+{
+    if (rg_dtype_size(in) == 0)
+        return 0;
+    switch (op) {
+    case RG_REDUCE_SUM:
+    case RG_REDUCE_PROD:
+        /* Sums of small integers overflow their type at once: accumulate in 64 bits. */
+        return is_float(in) ? in : is_unsigned(in) ? RG_UINT64 : RG_INT64;
+    case RG_REDUCE_MIN:
+    case RG_REDUCE_MAX:
+        return in;
+    case RG_REDUCE_ARGMIN:
+    case RG_REDUCE_ARGMAX:
+    case RG_REDUCE_COUNT:
+    case RG_REDUCE_COUNT_NONZERO:
+        return RG_INT64;
+    case RG_REDUCE_ANY:
+    case RG_REDUCE_ALL:
+        return RG_BOOL;
+    }
+    return 0;
+}
+
+rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
+                                         const char **why)
+{
+    const char *reason;
+    rg_reduce_policy p;
+    (void)nsegs;
+    if (ctx && ctx->device_kind == RG_DEVICE_CPU) {
+        p = RG_REDUCE_POLICY_MERGE_PATH;
+        reason = "CPU: each thread reduces an equal share of elements + segments, and the "
+                 "few segments cut at thread boundaries are combined afterwards, so no length "
+                 "distribution unbalances the threads";
+    } else if (nelems == 0) {
+        p = RG_REDUCE_POLICY_PER_SEGMENT;
+        reason = "no content: every segment is empty, so one work-item per segment writes "
+                 "the identity without a search or a combining pass";
+    } else {
+        p = RG_REDUCE_POLICY_MERGE_PATH;
+        reason = "GPU: merge path gives every work-group an equal share of elements + "
+                 "segments (many short segments per group, long ones split across groups and "
+                 "combined after), whatever the skew; per-segment would need every length "
+                 "read first to rule out one huge segment";
+    }
+    if (why)
+        *why = reason;
+    return p;
+}
+
+/* content exists, belongs to ctx and has a known dtype; out has op's dtype. */
+static rg_status check_arrays(rg_context *ctx, rg_array *out, const rg_array *content,
+                              rg_reduce_op op, const char *fn)
+{
+    if (!content)
+        return rg_set_error(ctx, RG_EINVAL, "%s: content is NULL", fn);
+    if (content->ctx != ctx)
+        return rg_set_error(ctx, RG_EINVAL, "%s: content belongs to another context", fn);
+    if (!out)
+        return rg_set_error(ctx, RG_EINVAL, "%s: out is NULL", fn);
+    if (out->ctx != ctx)
+        return rg_set_error(ctx, RG_EINVAL, "%s: out belongs to another context", fn);
+    rg_dtype want = rg_reduce_dtype(op, content->dtype);
+    if (out->dtype != want)
+        return rg_set_error(ctx, RG_EDTYPE, "%s: %s of %s content gives %s, but out is %s", fn,
+                            rg_reduce_op_name(op), rg_dtype_name(content->dtype),
+                            rg_dtype_name(want), rg_dtype_name(out->dtype));
+    return RG_OK;
+}
+
+rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_array *offsets,
+                            rg_reduce_op op, rg_reduce_policy policy, rg_reduce_policy *used)
+{
+    static const char fn[] = "rg_segment_reduce";
+    if (!offsets)
+        return RG_EINVAL; /* no context to hold a message */
+    rg_context *ctx = offsets->ctx;
+    int64_t nelems = 0;
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    if (st == RG_OK && (op < RG_REDUCE_SUM || op > RG_REDUCE_ALL))
+        st = rg_set_error(ctx, RG_EINVAL, "%s: unknown op %d", fn, (int)op);
+    if (st == RG_OK &&
+        (policy < RG_REDUCE_POLICY_AUTO || policy > RG_REDUCE_POLICY_MERGE_PATH))
+        st = rg_set_error(ctx, RG_EINVAL, "%s: unknown policy %d", fn, (int)policy);
+    if (st == RG_OK)
+        st = check_arrays(ctx, out, content, op, fn);
+    if (st == RG_OK)
+        st = rg_check_offsets(offsets, fn, &nelems);
+    if (st == RG_OK && (uint64_t)nelems != (uint64_t)content->length)
+        st = rg_set_error(ctx, RG_EOFFSETS,
+                          "%s: the last offset, offsets[%zu] = %lld, must equal the content "
+                          "length %zu",
+                          fn, offsets->length - 1, (long long)nelems, content->length);
+    if (st == RG_OK)
+        st = rg_check_length(out, fn, "out", offsets->length - 1, "nsegs");
+    if (st != RG_OK)
+        return st;
+    size_t nsegs = offsets->length - 1;
+    if (policy == RG_REDUCE_POLICY_AUTO)
+        policy = rg_reduce_policy_choose(ctx, nsegs, (size_t)nelems, NULL);
+    if (nsegs > 0) {
+        /* Counts need only the offsets: the lengths primitive writes them. */
+        st = op == RG_REDUCE_COUNT ? ctx->ops->lengths(out, offsets)
+                                   : ctx->ops->segment_reduce(out, content, offsets, op, policy);
+    }
+    if (st == RG_OK && used)
+        *used = policy;
+    return st;
+}

@@ -1,0 +1,608 @@
+/* check_reduce.c — segmented reductions: every op, dtype, policy and backend against a sequential reference. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+#define N_POLICIES 3
+static const rg_reduce_policy all_policies[N_POLICIES] = {
+    RG_REDUCE_POLICY_AUTO, RG_REDUCE_POLICY_PER_SEGMENT, RG_REDUCE_POLICY_MERGE_PATH};
+
+#define N_OPS 10
+static const rg_reduce_op all_ops[N_OPS] = {
+    RG_REDUCE_SUM,    RG_REDUCE_PROD,  RG_REDUCE_MIN,           RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
+    RG_REDUCE_ARGMAX, RG_REDUCE_COUNT, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
+
+#define N_DTYPES 11
+static const rg_dtype all_dtypes[N_DTYPES] = {RG_BOOL,   RG_INT8,   RG_INT16,  RG_INT32,
+                                              RG_INT64,  RG_UINT8,  RG_UINT16, RG_UINT32,
+                                              RG_UINT64, RG_FLOAT32, RG_FLOAT64};
+
+/* Loop index i of the reduction tests: backend i / 3, policy i % 3. */
+static int backend_of(int i) { return i / N_POLICIES; }
+static rg_reduce_policy policy_of(int i) { return all_policies[i % N_POLICIES]; }
+
+static int is_float(rg_dtype t) { return t == RG_FLOAT32 || t == RG_FLOAT64; }
+static int is_unsigned(rg_dtype t)
+{
+    return t == RG_BOOL || t == RG_UINT8 || t == RG_UINT16 || t == RG_UINT32 || t == RG_UINT64;
+}
+
+/* ---- typed host values ------------------------------------------------------ */
+
+/* Element k of a host buffer of dtype t as a double (exact for the small values used). */
+static double load_f64(rg_dtype t, const void *buf, size_t k)
+{
+    const unsigned char *p = (const unsigned char *)buf + k * rg_dtype_size(t);
+    switch (t) {
+    case RG_FLOAT32: { float x; memcpy(&x, p, 4); return x; }
+    case RG_FLOAT64: { double x; memcpy(&x, p, 8); return x; }
+    case RG_UINT64: { uint64_t x; memcpy(&x, p, 8); return (double)x; }
+    default: break;
+    }
+    return (double)test_unpack_i64(t, p);
+}
+
+/* Element k as 64 bits, sign-extended for signed types (what 64-bit sums add). */
+static uint64_t load_bits(rg_dtype t, const void *buf, size_t k)
+{
+    const unsigned char *p = (const unsigned char *)buf + k * rg_dtype_size(t);
+    if (is_float(t))
+        return (uint64_t)(int64_t)load_f64(t, buf, k);
+    return (uint64_t)test_unpack_i64(t, p);
+}
+
+/* Stores v (integral unless t is a float type) as element k.  No Check
+ * asserts here: each costs a write to Check's pipe, and this runs per element. */
+static void store_f64(rg_dtype t, void *buf, size_t k, double v)
+{
+    unsigned char *p = (unsigned char *)buf + k * rg_dtype_size(t);
+    switch (t) {
+    case RG_BOOL: { uint8_t x = v != 0; memcpy(p, &x, 1); break; }
+    case RG_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+    case RG_UINT8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
+    case RG_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
+    case RG_UINT16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case RG_INT32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
+    case RG_UINT32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case RG_INT64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
+    case RG_UINT64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
+    case RG_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case RG_FLOAT64: memcpy(p, &v, 8); break;
+    }
+}
+
+/* n values for op on dtype t: small, with frequent ties and zeros; products
+ * avoid 0 on floats (0 * inf depends on the order) and use powers of two so
+ * that float products are exact; a NaN now and then when nan is set. */
+static void *gen_content(rg_dtype t, size_t n, rg_reduce_op op, int nan, uint64_t seed)
+{
+    size_t size = rg_dtype_size(t);
+    void *buf = malloc(n * size + size);
+    ck_assert_ptr_nonnull(buf);
+    uint64_t state = seed * 0x9E3779B97F4A7C15ull + (uint64_t)t * 131 + (uint64_t)op;
+    static const double float_prod[4] = {-2, -1, 1, 2};
+    for (size_t k = 0; k < n; k++) {
+        uint64_t r = test_rand(&state);
+        double v;
+        if (t == RG_BOOL)
+            v = (double)(r % 4 != 0);
+        else if (op == RG_REDUCE_PROD && is_float(t))
+            v = float_prod[r % 4];
+        else if (op == RG_REDUCE_PROD)
+            v = (double)((int64_t)(r % 6) - (is_unsigned(t) ? 0 : 2)); /* some 0s, wraps */
+        else if (is_float(t))
+            v = (double)((int64_t)(r % 41) - 20) / 4;
+        else if (is_unsigned(t))
+            v = (double)(r % 11);
+        else
+            v = (double)((int64_t)(r % 11) - 5);
+        if (nan && is_float(t) && (r >> 40) % 64 == 0)
+            v = NAN;
+        store_f64(t, buf, k, v);
+    }
+    return buf;
+}
+
+/* ---- the sequential reference ------------------------------------------------ */
+
+/* The expected value of segment [b, e) as what the output holds: bits for
+ * integer outputs, a double for float outputs (plus, for float sums, the
+ * sum of absolute values that bounds the rounding error). */
+typedef struct expect {
+    uint64_t bits;
+    double f, abs_sum;
+} expect;
+
+static expect ref_segment(rg_dtype t, const void *x, int64_t b, int64_t e, rg_reduce_op op)
+{
+    expect r = {0, 0, 0};
+    switch (op) {
+    case RG_REDUCE_SUM:
+    case RG_REDUCE_PROD: {
+        int prod = op == RG_REDUCE_PROD;
+        uint64_t bits = prod;
+        double f = prod;
+        for (int64_t k = b; k < e; k++) {
+            if (is_float(t)) {
+                double v = load_f64(t, x, (size_t)k);
+                f = prod ? f * v : f + v;
+                r.abs_sum += fabs(v);
+            } else {
+                uint64_t v = load_bits(t, x, (size_t)k);
+                bits = prod ? bits * v : bits + v;
+            }
+        }
+        r.bits = bits;
+        /* float32 products overflow to inf where the double reference does not */
+        r.f = t == RG_FLOAT32 ? (double)(float)f : f;
+        break;
+    }
+    case RG_REDUCE_MIN:
+    case RG_REDUCE_MAX:
+    case RG_REDUCE_ARGMIN:
+    case RG_REDUCE_ARGMAX: {
+        int max = op == RG_REDUCE_MAX || op == RG_REDUCE_ARGMAX;
+        int64_t best = -1;
+        for (int64_t k = b; k < e; k++) {
+            double v = load_f64(t, x, (size_t)k);
+            if (best >= 0 && isnan(load_f64(t, x, (size_t)best)))
+                break;
+            if (best < 0 || isnan(v)) {
+                best = k;
+                continue;
+            }
+            int better;
+            if (is_float(t)) {
+                double w = load_f64(t, x, (size_t)best);
+                better = max ? v > w : v < w;
+            } else if (is_unsigned(t)) {
+                uint64_t v1 = load_bits(t, x, (size_t)k), w = load_bits(t, x, (size_t)best);
+                better = max ? v1 > w : v1 < w;
+            } else {
+                int64_t v1 = (int64_t)load_bits(t, x, (size_t)k);
+                int64_t w = (int64_t)load_bits(t, x, (size_t)best);
+                better = max ? v1 > w : v1 < w;
+            }
+            if (better)
+                best = k;
+        }
+        if (op == RG_REDUCE_ARGMIN || op == RG_REDUCE_ARGMAX) {
+            r.bits = (uint64_t)(best < 0 ? -1 : best - b);
+        } else if (best >= 0) {
+            r.f = load_f64(t, x, (size_t)best);
+            r.bits = load_bits(t, x, (size_t)best);
+        } else {
+            /* The documented identities: the dtype's largest value for min, smallest for max. */
+            static const struct {
+                rg_dtype t;
+                uint64_t lo, hi;
+            } id[] = {{RG_BOOL, 0, 1},
+                      {RG_INT8, (uint64_t)INT8_MIN, INT8_MAX},
+                      {RG_INT16, (uint64_t)INT16_MIN, INT16_MAX},
+                      {RG_INT32, (uint64_t)INT32_MIN, INT32_MAX},
+                      {RG_INT64, (uint64_t)INT64_MIN, INT64_MAX},
+                      {RG_UINT8, 0, UINT8_MAX},
+                      {RG_UINT16, 0, UINT16_MAX},
+                      {RG_UINT32, 0, UINT32_MAX},
+                      {RG_UINT64, 0, UINT64_MAX}};
+            r.f = max ? -INFINITY : INFINITY;
+            for (size_t i = 0; i < sizeof id / sizeof *id; i++)
+                if (id[i].t == t)
+                    r.bits = max ? id[i].lo : id[i].hi;
+        }
+        break;
+    }
+    case RG_REDUCE_COUNT:
+        r.bits = (uint64_t)(e - b);
+        break;
+    case RG_REDUCE_COUNT_NONZERO:
+    case RG_REDUCE_ANY:
+    case RG_REDUCE_ALL: {
+        uint64_t n = 0;
+        for (int64_t k = b; k < e; k++)
+            n += load_f64(t, x, (size_t)k) != 0; /* NaN != 0 */
+        r.bits = op == RG_REDUCE_COUNT_NONZERO ? n
+                 : op == RG_REDUCE_ANY        ? n > 0
+                                              : n == (uint64_t)(e - b);
+        break;
+    }
+    }
+    return r;
+}
+
+/* Compares segment i of the output (raw host bytes of dtype ot) with the reference. */
+static void expect_segment(rg_dtype ot, const void *got, size_t i, expect want, const char *label)
+{
+    if (is_float(ot)) {
+        double g = load_f64(ot, got, i);
+        int ok;
+        if (isnan(want.f) || isinf(want.f))
+            ok = isnan(want.f) ? isnan(g) != 0 : g == want.f;
+        else
+            ok = fabs(g - want.f) <= (ot == RG_FLOAT32 ? 1e-5 : 1e-12) * want.abs_sum + 1e-300;
+        if (!ok)
+            ck_abort_msg("%s: segment %zu is %.17g, expected %.17g", label, i, g, want.f);
+        return;
+    }
+    /* Integer outputs: compare the bits of the output's width. */
+    uint64_t g = load_bits(ot, got, i), w = want.bits;
+    size_t size = rg_dtype_size(ot);
+    if (size < 8) {
+        uint64_t mask = (UINT64_C(1) << (8 * size)) - 1;
+        g &= mask;
+        w &= mask;
+    }
+    if (g != w)
+        ck_abort_msg("%s: segment %zu is %" PRId64 ", expected %" PRId64, label, i, (int64_t)g,
+                     (int64_t)w);
+}
+
+/* Runs op with policy on content x (host copy xh) split by offsets off[0 .. nsegs],
+ * and compares every segment with the reference. */
+static void check_op(rg_context *ctx, rg_array *content, const void *xh, rg_array *offsets,
+                     const int64_t *off, size_t nsegs, rg_reduce_op op, rg_reduce_policy policy,
+                     const char *what)
+{
+    rg_dtype t = rg_array_dtype(content), ot = rg_reduce_dtype(op, t);
+    char label[256];
+    snprintf(label, sizeof label, "%s of %s, %s, %s offsets, %s (%zu segments, %zu elements)",
+             rg_reduce_op_name(op), rg_dtype_name(t), rg_reduce_policy_name(policy),
+             rg_dtype_name(rg_array_dtype(offsets)), what, nsegs, rg_array_length(content));
+    ck_assert_msg(ot != 0, "%s: no output dtype", label);
+    rg_array *out = test_array_filled(ctx, ot, nsegs, 7);
+    rg_reduce_policy used = (rg_reduce_policy)99;
+    rg_status st = rg_segment_reduce(out, content, offsets, op, policy, &used);
+    if (st != RG_OK)
+        ck_abort_msg("%s: %d (%s) %s", label, (int)st, rg_strerror(st), rg_context_error(ctx));
+    rg_reduce_policy expect_used =
+        policy != RG_REDUCE_POLICY_AUTO
+            ? policy
+            : rg_reduce_policy_choose(ctx, nsegs, rg_array_length(content), NULL);
+    if (used != expect_used)
+        ck_abort_msg("%s: used %s, expected %s", label, rg_reduce_policy_name(used),
+                     rg_reduce_policy_name(expect_used));
+    size_t size = rg_dtype_size(ot);
+    unsigned char *got = malloc(nsegs * size + size);
+    ck_assert_ptr_nonnull(got);
+    st = rg_array_read(got, out, 0, nsegs);
+    ck_assert_msg(st == RG_OK, "%s: read %d", label, (int)st);
+    for (size_t i = 0; i < nsegs; i++)
+        expect_segment(ot, got, i, ref_segment(t, xh, off[i], off[i + 1], op), label);
+    free(got);
+    rg_array_free(out);
+}
+
+/* Every op on content of dtype t split by the given lengths. */
+static void check_ops_on(rg_context *ctx, rg_dtype t, rg_dtype offsets_type,
+                         const int64_t *len, size_t nsegs, const rg_reduce_op *ops, size_t nops,
+                         rg_reduce_policy policy, int nan, uint64_t seed, const char *what)
+{
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    rg_array *offsets = test_array_from_i64(ctx, offsets_type, off, nsegs + 1);
+    for (size_t o = 0; o < nops; o++) {
+        void *xh = gen_content(t, n, ops[o], nan, seed);
+        rg_array *content = NULL;
+        rg_status st = rg_array_from_host(&content, ctx, t, xh, n);
+        ck_assert_msg(st == RG_OK, "content: %s", rg_context_error(ctx));
+        check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, what);
+        rg_array_free(content);
+        free(xh);
+    }
+    rg_array_free(offsets);
+    free(off);
+}
+
+/* Every op, dtype and distribution on small arrays. */
+START_TEST(test_reduce_small)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    static const struct {
+        test_dist dist;
+        size_t nsegs;
+        int64_t scale;
+        const char *what;
+    } cases[] = {
+        {DIST_EMPTY, 5, 0, "empty content"},  {DIST_EMPTY, 0, 0, "zero segments"},
+        {DIST_EMPTY, 300, 0, "all empty"},    {DIST_HALF_EMPTY, 500, 0, "50% empty"},
+        {DIST_HUGE, 7, 5000, "one huge"},     {DIST_ONES, 1000, 0, "all length 1"},
+        {DIST_POWER_LAW, 300, 2000, "power law"}, {DIST_SHORT, 700, 0, "short"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t *len = test_gen_lengths(cases[c].dist, cases[c].nsegs, cases[c].scale, 7 + c);
+        for (int d = 0; d < N_DTYPES; d++) {
+            /* int32 offsets on odd dtypes, int64 on the others: both get every case. */
+            rg_dtype ot = (d + (int)c) % 2 ? RG_INT32 : RG_INT64;
+            check_ops_on(ctx, all_dtypes[d], ot, len, cases[c].nsegs, all_ops, N_OPS, policy,
+                         c % 2, 100 + c, cases[c].what);
+        }
+        free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Past 2^20 elements on some dtype/op combinations (each policy and backend). */
+START_TEST(test_reduce_big)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+
+    size_t nsegs = 1001;
+    int64_t *len = test_gen_lengths(DIST_HUGE, nsegs, (1 << 20) + 4097, 4);
+    const rg_reduce_op huge_ops[] = {RG_REDUCE_SUM, RG_REDUCE_ARGMIN, RG_REDUCE_COUNT_NONZERO};
+    check_ops_on(ctx, RG_FLOAT32, RG_INT64, len, nsegs, huge_ops, 3, policy, 0, 1, "one huge");
+    const rg_reduce_op huge_ops2[] = {RG_REDUCE_MAX, RG_REDUCE_ALL, RG_REDUCE_PROD};
+    check_ops_on(ctx, RG_INT32, RG_INT32, len, nsegs, huge_ops2, 3, policy, 0, 2, "one huge");
+    free(len);
+
+    nsegs = 400000;
+    len = test_gen_lengths(DIST_POWER_LAW, nsegs, 100000, 5);
+    const rg_reduce_op pl_ops[] = {RG_REDUCE_SUM, RG_REDUCE_ARGMAX, RG_REDUCE_MIN};
+    check_ops_on(ctx, RG_FLOAT64, RG_INT32, len, nsegs, pl_ops, 3, policy, 1, 3, "power law");
+    const rg_reduce_op pl_ops2[] = {RG_REDUCE_SUM, RG_REDUCE_ANY};
+    check_ops_on(ctx, RG_UINT8, RG_INT64, len, nsegs, pl_ops2, 2, policy, 0, 4, "power law");
+    free(len);
+
+    nsegs = (1 << 20) + 5;
+    len = test_gen_lengths(DIST_ONES, nsegs, 0, 6);
+    const rg_reduce_op ones_ops[] = {RG_REDUCE_PROD, RG_REDUCE_ARGMAX, RG_REDUCE_COUNT};
+    check_ops_on(ctx, RG_INT16, RG_INT64, len, nsegs, ones_ops, 3, policy, 0, 5, "all length 1");
+    free(len);
+
+    nsegs = (1 << 20) + 3;
+    len = test_gen_lengths(DIST_HALF_EMPTY, nsegs, 0, 7);
+    const rg_reduce_op half_ops[] = {RG_REDUCE_SUM, RG_REDUCE_ARGMIN};
+    check_ops_on(ctx, RG_FLOAT32, RG_INT32, len, nsegs, half_ops, 2, policy, 1, 6, "50% empty");
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Hand-checked values: identities, ties, NaN, wrapping. */
+START_TEST(test_reduce_values)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    /* segments: [3 1 1 NaN 1] [] [2 2] [-0.5] */
+    const double xs[8] = {3, 1, 1, NAN, 1, 2, 2, -0.5};
+    const int64_t off[5] = {0, 5, 5, 7, 8};
+    rg_array *content, *offsets = test_array_from_i64(ctx, RG_INT64, off, 5);
+    ck_assert_int_eq(rg_array_from_host(&content, ctx, RG_FLOAT64, xs, 8), RG_OK);
+    static const struct {
+        rg_reduce_op op;
+        double want[4];
+    } cases[] = {
+        {RG_REDUCE_SUM, {NAN, 0, 4, -0.5}},
+        {RG_REDUCE_PROD, {NAN, 1, 4, -0.5}},
+        {RG_REDUCE_MIN, {NAN, INFINITY, 2, -0.5}},
+        {RG_REDUCE_MAX, {NAN, -INFINITY, 2, -0.5}},
+        {RG_REDUCE_ARGMIN, {3, -1, 0, 0}},
+        {RG_REDUCE_ARGMAX, {3, -1, 0, 0}},
+        {RG_REDUCE_COUNT, {5, 0, 2, 1}},
+        {RG_REDUCE_COUNT_NONZERO, {5, 0, 2, 1}},
+        {RG_REDUCE_ANY, {1, 0, 1, 1}},
+        {RG_REDUCE_ALL, {1, 1, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        rg_dtype ot = rg_reduce_dtype(cases[c].op, RG_FLOAT64);
+        rg_array *out = NULL;
+        ck_assert_int_eq(rg_array_create(&out, ctx, ot, 4), RG_OK);
+        rg_status st = rg_segment_reduce(out, content, offsets, cases[c].op, policy, NULL);
+        ck_assert_msg(st == RG_OK, "%s: %s", rg_reduce_op_name(cases[c].op),
+                      rg_context_error(ctx));
+        unsigned char got[32];
+        ck_assert_int_eq(rg_array_read(got, out, 0, 4), RG_OK);
+        for (size_t i = 0; i < 4; i++) {
+            double g = load_f64(ot, got, i), w = cases[c].want[i];
+            ck_assert_msg(isnan(w) ? isnan(g) != 0 : g == w, "%s: segment %zu is %g, expected %g",
+                          rg_reduce_op_name(cases[c].op), i, g, w);
+        }
+        rg_array_free(out);
+    }
+    rg_array_free(content);
+
+    /* Ties give the first position; int8 sums and products wrap in 64 bits, not 8. */
+    const int64_t ints[6] = {-7, 5, -7, 5, 100, 100};
+    const int64_t off2[3] = {0, 4, 6};
+    rg_array *offsets2 = test_array_from_i64(ctx, RG_INT32, off2, 3);
+    rg_array *c8 = test_array_from_i64(ctx, RG_INT8, ints, 6);
+    static const struct {
+        rg_reduce_op op;
+        int64_t want[2];
+    } int_cases[] = {{RG_REDUCE_ARGMIN, {0, 0}}, {RG_REDUCE_ARGMAX, {1, 0}},
+                     {RG_REDUCE_SUM, {-4, 200}}, {RG_REDUCE_PROD, {1225, 10000}},
+                     {RG_REDUCE_MIN, {-7, 100}}, {RG_REDUCE_MAX, {5, 100}}};
+    for (size_t c = 0; c < sizeof int_cases / sizeof *int_cases; c++) {
+        rg_array *out = NULL;
+        ck_assert_int_eq(rg_array_create(&out, ctx, rg_reduce_dtype(int_cases[c].op, RG_INT8), 2),
+                         RG_OK);
+        rg_status st = rg_segment_reduce(out, c8, offsets2, int_cases[c].op, policy, NULL);
+        ck_assert_msg(st == RG_OK, "%s: %s", rg_reduce_op_name(int_cases[c].op),
+                      rg_context_error(ctx));
+        int64_t *got = test_read_i64(out);
+        test_expect_i64(got, int_cases[c].want, 2, rg_reduce_op_name(int_cases[c].op));
+        free(got);
+        rg_array_free(out);
+    }
+    rg_array_free(c8);
+    rg_array_free(offsets2);
+    rg_array_free(offsets);
+    rg_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_reduce_tables)
+{
+    TEST_CONTEXT(ctx, _i);
+    for (int d = 0; d < N_DTYPES; d++) {
+        rg_dtype t = all_dtypes[d];
+        rg_dtype sum = is_float(t) ? t : (is_unsigned(t) && t != RG_BOOL) ? RG_UINT64 : RG_INT64;
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_SUM, t), sum);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_PROD, t), sum);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_MIN, t), t);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_MAX, t), t);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_ARGMIN, t), RG_INT64);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_ARGMAX, t), RG_INT64);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_COUNT, t), RG_INT64);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_COUNT_NONZERO, t), RG_INT64);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_ANY, t), RG_BOOL);
+        ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_ALL, t), RG_BOOL);
+        ck_assert_int_eq(rg_reduce_dtype((rg_reduce_op)99, t), 0);
+    }
+    ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_SUM, (rg_dtype)0), 0);
+    ck_assert_int_eq(rg_reduce_dtype(RG_REDUCE_SUM, (rg_dtype)77), 0);
+    for (int o = 0; o < N_OPS; o++)
+        ck_assert_str_ne(rg_reduce_op_name(all_ops[o]), "unknown");
+    ck_assert_str_eq(rg_reduce_op_name(RG_REDUCE_COUNT_NONZERO), "count_nonzero");
+    ck_assert_str_eq(rg_reduce_op_name((rg_reduce_op)99), "unknown");
+    ck_assert_str_eq(rg_reduce_policy_name(RG_REDUCE_POLICY_MERGE_PATH), "merge-path");
+    ck_assert_str_eq(rg_reduce_policy_name(RG_REDUCE_POLICY_PER_SEGMENT), "per-segment");
+    ck_assert_str_eq(rg_reduce_policy_name((rg_reduce_policy)99), "unknown");
+
+    static const size_t sizes[][2] = {{0, 0}, {1, 0}, {1000, 0}, {1, 10000000}, {1000000, 3},
+                                      {100000, 100000}};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        const char *why = NULL;
+        rg_reduce_policy p = rg_reduce_policy_choose(ctx, sizes[s][0], sizes[s][1], &why);
+        ck_assert_msg(p == RG_REDUCE_POLICY_PER_SEGMENT || p == RG_REDUCE_POLICY_MERGE_PATH,
+                      "choose = %d", (int)p);
+        ck_assert_msg(why && *why, "empty why");
+        /* Skew-proofness: content is never left to one work-item per segment. */
+        if (sizes[s][1] > 0)
+            ck_assert_int_eq(p, RG_REDUCE_POLICY_MERGE_PATH);
+        if (rg_context_device_kind(ctx) == RG_DEVICE_CPU)
+            ck_assert_int_eq(p, RG_REDUCE_POLICY_MERGE_PATH);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* rg_segment_reduce fails with want and leaves out (sentinel 7) and used alone. */
+static void expect_reduce_fails(rg_context *ctx, rg_array *out, const rg_array *content,
+                                const rg_array *offsets, rg_reduce_op op,
+                                rg_reduce_policy policy, rg_status want, const char *what)
+{
+    rg_reduce_policy used = (rg_reduce_policy)77;
+    rg_status st = rg_segment_reduce(out, content, offsets, op, policy, &used);
+    ck_assert_msg(st == want, "%s: %d (%s), expected %d (%s)", what, (int)st, rg_strerror(st),
+                  (int)want, rg_strerror(want));
+    if (ctx)
+        ck_assert_msg(strlen(rg_context_error(ctx)) > 0, "%s: no message", what);
+    ck_assert_msg(used == (rg_reduce_policy)77, "%s: used written on error", what);
+    if (out)
+        test_expect_filled(out, 7, what);
+}
+
+START_TEST(test_reduce_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t xs[5] = {1, 2, 3, 4, 5};
+    const int64_t ok[4] = {0, 2, 2, 5}, short_end[4] = {0, 2, 2, 4}, dec[4] = {0, 3, 2, 5},
+                  first[4] = {1, 2, 2, 5};
+    rg_array *content = test_array_from_i64(ctx, RG_INT32, xs, 5);
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, ok, 4);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 3, 7);
+    const rg_reduce_policy p = RG_REDUCE_POLICY_AUTO;
+
+    rg_array *out32 = test_array_filled(ctx, RG_INT32, 3, 7);
+    expect_reduce_fails(ctx, out32, content, offsets, RG_REDUCE_SUM, p, RG_EDTYPE,
+                        "int32 out for an int32 sum");
+    ck_assert_msg(test_contains(rg_context_error(ctx), "int64"), "message: %s",
+                  rg_context_error(ctx));
+    expect_reduce_fails(ctx, out32, content, offsets, RG_REDUCE_ARGMAX, p, RG_EDTYPE,
+                        "int32 out for argmax");
+    expect_reduce_fails(ctx, out, content, offsets, RG_REDUCE_ANY, p, RG_EDTYPE,
+                        "int64 out for any");
+    expect_reduce_fails(ctx, out, content, offsets, RG_REDUCE_MIN, p, RG_EDTYPE,
+                        "int64 out for an int32 min");
+    rg_array *out_short = test_array_filled(ctx, RG_INT64, 2, 7);
+    expect_reduce_fails(ctx, out_short, content, offsets, RG_REDUCE_SUM, p, RG_ESIZE,
+                        "out too short");
+    rg_array *out_long = test_array_filled(ctx, RG_INT64, 4, 7);
+    expect_reduce_fails(ctx, out_long, content, offsets, RG_REDUCE_COUNT, p, RG_ESIZE,
+                        "out too long");
+
+    rg_array *bad = test_array_from_i64(ctx, RG_INT64, short_end, 4);
+    expect_reduce_fails(ctx, out, content, bad, RG_REDUCE_SUM, p, RG_EOFFSETS,
+                        "offsets end before the content");
+    ck_assert_msg(test_contains(rg_context_error(ctx), "content length 5"), "message: %s",
+                  rg_context_error(ctx));
+    rg_array_free(bad);
+    bad = test_array_from_i64(ctx, RG_INT32, dec, 4);
+    expect_reduce_fails(ctx, out, content, bad, RG_REDUCE_COUNT, p, RG_EOFFSETS,
+                        "decreasing offsets");
+    rg_array_free(bad);
+    bad = test_array_from_i64(ctx, RG_INT64, first, 4);
+    expect_reduce_fails(ctx, out, content, bad, RG_REDUCE_PROD, RG_REDUCE_POLICY_MERGE_PATH,
+                        RG_EOFFSETS, "offsets[0] = 1");
+    rg_array_free(bad);
+    bad = test_array_from_i64(ctx, RG_FLOAT64, ok, 4);
+    expect_reduce_fails(ctx, out, content, bad, RG_REDUCE_SUM, p, RG_EDTYPE, "float offsets");
+    rg_array_free(bad);
+    bad = test_array_from_i64(ctx, RG_INT64, ok, 0);
+    expect_reduce_fails(ctx, out, content, bad, RG_REDUCE_SUM, p, RG_ESIZE, "empty offsets");
+    rg_array_free(bad);
+
+    expect_reduce_fails(ctx, out, content, offsets, (rg_reduce_op)99, p, RG_EINVAL, "op 99");
+    expect_reduce_fails(ctx, out, content, offsets, (rg_reduce_op)-1, p, RG_EINVAL, "op -1");
+    expect_reduce_fails(ctx, out, content, offsets, RG_REDUCE_SUM, (rg_reduce_policy)99,
+                        RG_EINVAL, "policy 99");
+    expect_reduce_fails(ctx, out, content, offsets, RG_REDUCE_SUM, (rg_reduce_policy)-1,
+                        RG_EINVAL, "policy -1");
+    expect_reduce_fails(ctx, NULL, content, offsets, RG_REDUCE_SUM, p, RG_EINVAL, "NULL out");
+    expect_reduce_fails(ctx, out, NULL, offsets, RG_REDUCE_SUM, p, RG_EINVAL, "NULL content");
+    expect_reduce_fails(NULL, out, content, NULL, RG_REDUCE_SUM, p, RG_EINVAL, "NULL offsets");
+
+    /* Arrays of another context. */
+    rg_context *other = test_context(_i);
+    rg_array *foreign = test_array_from_i64(other, RG_INT32, xs, 5);
+    expect_reduce_fails(ctx, out, foreign, offsets, RG_REDUCE_SUM, p, RG_EINVAL,
+                        "content of another context");
+    rg_array_free(foreign);
+    rg_context_free(other);
+
+    /* The context still works, and used may be NULL. */
+    ck_assert_int_eq(rg_segment_reduce(out, content, offsets, RG_REDUCE_SUM, p, NULL), RG_OK);
+    int64_t *got = test_read_i64(out);
+    const int64_t want[3] = {3, 0, 12};
+    test_expect_i64(got, want, 3, "sum after errors");
+    free(got);
+
+    rg_array_free(out_long);
+    rg_array_free(out_short);
+    rg_array_free(out32);
+    rg_array_free(out);
+    rg_array_free(offsets);
+    rg_array_free(content);
+    rg_context_free(ctx);
+}
+END_TEST
+
+Suite *reduce_suite(void)
+{
+    Suite *s = suite_create("reduce");
+
+    TCase *tc = test_tcase("values");
+    tcase_add_loop_test(tc, test_reduce_tables, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_reduce_values, 0, TEST_NBACKENDS * N_POLICIES);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("small");
+    tcase_add_loop_test(tc, test_reduce_small, 0, TEST_NBACKENDS * N_POLICIES);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("big");
+    tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS * N_POLICIES);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("errors");
+    tcase_add_loop_test(tc, test_reduce_errors, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+    return s;
+}
