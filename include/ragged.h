@@ -550,6 +550,16 @@ RG_API rg_status rg_segment_reduce(rg_array *out, const rg_array *content,
                                    const rg_array *offsets, rg_reduce_op op,
                                    rg_reduce_policy policy, rg_reduce_policy *used);
 
+/* Reduces the innermost level of a nested ragged array (see "Nested"): out
+ * gets one value per innermost list, levels[nlevels - 1] being the offsets
+ * that split content into those lists, so that out together with
+ * levels[0 .. nlevels - 2] is the reduced array, one level shallower (a 3-D
+ * ragged array gives a 2-D one).  The levels are checked as in
+ * rg_nested_validate against content's length. */
+RG_API rg_status rg_nested_reduce(rg_array *out, const rg_array *const *levels, size_t nlevels,
+                                  const rg_array *content, rg_reduce_op op,
+                                  rg_reduce_policy policy, rg_reduce_policy *used);
+
 #ifdef __cplusplus
 }
 #endif

@@ -178,3 +178,23 @@ rg_status rg_nested_local_index(rg_array *out, const rg_array *const *levels, si
     return nested_elems(out, levels, nlevels, outer, inner, strategy, used, true,
                         "rg_nested_local_index");
 }
+
+rg_status rg_nested_reduce(rg_array *out, const rg_array *const *levels, size_t nlevels,
+                           const rg_array *content, rg_reduce_op op, rg_reduce_policy policy,
+                           rg_reduce_policy *used)
+{
+    static const char fn[] = "rg_nested_reduce";
+    int64_t nelems;
+    rg_status st = check_levels(levels, nlevels, fn, &nelems);
+    if (st != RG_OK)
+        return st;
+    rg_context *ctx = levels[0]->ctx;
+    if (!content)
+        return rg_set_error(ctx, RG_EINVAL, "%s: content is NULL", fn);
+    if ((uint64_t)nelems != (uint64_t)content->length)
+        return rg_set_error(ctx, RG_EOFFSETS,
+                            "%s: the last level ends at %lld, but the content has %zu elements",
+                            fn, (long long)nelems, content->length);
+    /* The innermost level splits the content: a flat segmented reduction. */
+    return rg_segment_reduce(out, content, levels[nlevels - 1], op, policy, used);
+}

@@ -173,6 +173,44 @@ START_TEST(test_nested_bad_input)
 }
 END_TEST
 
+/* The example's innermost lists summed: [[6, 9], [30, 10, 23, 42]]. */
+START_TEST(test_nested_reduce)
+{
+    TEST_CONTEXT(ctx, _i);
+    const rg_array *levels[2] = {test_array_from_i64(ctx, RG_INT64, outer_off, 3),
+                                 test_array_from_i64(ctx, RG_INT32, inner_off, 7)};
+    int64_t values[15];
+    for (int k = 0; k < 15; k++)
+        values[k] = k + 1;
+    rg_array *content = test_array_from_i64(ctx, RG_INT32, values, 15);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 6, -1);
+    ck_assert_int_eq(rg_nested_reduce(out, levels, 2, content, RG_REDUCE_SUM,
+                                      RG_REDUCE_POLICY_AUTO, NULL), RG_OK);
+    const int64_t sums[6] = {6, 9, 30, 10, 23, 42};
+    expect_array(out, sums, 6, "innermost sums");
+    rg_array *maxes = test_array_filled(ctx, RG_INT32, 6, -1);
+    ck_assert_int_eq(rg_nested_reduce(maxes, levels, 2, content, RG_REDUCE_MAX,
+                                      RG_REDUCE_POLICY_AUTO, NULL), RG_OK);
+    const int64_t mx[6] = {3, 5, 9, 10, 12, 15};
+    expect_array(maxes, mx, 6, "innermost maxima");
+    /* content of the wrong length: refused, output untouched */
+    rg_array *short_content = test_array_from_i64(ctx, RG_INT32, values, 14);
+    rg_array *fresh = test_array_filled(ctx, RG_INT64, 6, -1);
+    ck_assert_int_eq(rg_nested_reduce(fresh, levels, 2, short_content, RG_REDUCE_SUM,
+                                      RG_REDUCE_POLICY_AUTO, NULL), RG_EOFFSETS);
+    ck_assert(test_contains(rg_context_error(ctx), "14"));
+    test_expect_filled(fresh, -1, "refused nested reduce");
+    rg_array_free(fresh);
+    rg_array_free(short_content);
+    rg_array_free(maxes);
+    rg_array_free(out);
+    rg_array_free(content);
+    rg_array_free((rg_array *)levels[0]);
+    rg_array_free((rg_array *)levels[1]);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -180,6 +218,7 @@ Suite *nested_suite(void)
     tcase_add_loop_test(tc, test_nested_example, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nested_random, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nested_bad_input, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nested_reduce, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
     return s;
 }
