@@ -33,8 +33,9 @@ static void usage(FILE *f)
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
-            "  ops:   lengths from_lengths parents local_index starts nonzero\n"
-            "Medians of R runs (default 5) after one warm-up; int64 offsets and outputs.\n");
+            "  ops:   lengths from_lengths parents local_index starts nonzero sum min argmax\n"
+            "Medians of R runs (default 5) after one warm-up; int64 offsets and outputs;\n"
+            "reductions over float64 values, against a plain sum of the same values.\n");
 }
 
 static void die(const char *fmt, ...)
@@ -62,7 +63,8 @@ static void parse_options(int argc, char **argv, options *o)
     snprintf(o->backends, sizeof o->backends, "openmp,opencl");
     snprintf(o->sizes, sizeof o->sizes, "65536,1048576,16777216,134217728");
     snprintf(o->dists, sizeof o->dists, "short,medium,long,powerlaw,halfempty,ones,huge");
-    snprintf(o->ops, sizeof o->ops, "lengths,from_lengths,parents,local_index,starts,nonzero");
+    snprintf(o->ops, sizeof o->ops,
+             "lengths,from_lengths,parents,local_index,starts,nonzero,sum,min,argmax");
     o->reps = 5;
     o->csv = NULL;
     o->dump = NULL;
@@ -199,6 +201,8 @@ typedef rg_status (*job_fn)(job *j);
 struct job {
     rg_array *offsets, *lengths, *out, *scratch;
     rg_strategy strategy, used;
+    rg_reduce_op op;
+    rg_reduce_policy policy, used_policy;
     job_fn fn;
 };
 
@@ -233,6 +237,10 @@ static rg_status run_from_lengths(job *j) { return rg_offsets_from_lengths(j->of
 static rg_status run_parents(job *j) { return rg_parents(j->out, j->offsets, j->strategy, &j->used); }
 static rg_status run_local(job *j) { return rg_local_index(j->out, j->offsets, j->strategy, &j->used); }
 static rg_status run_starts(job *j) { return rg_segment_starts(j->out, j->offsets, j->strategy, &j->used); }
+static rg_status run_reduce(job *j)
+{
+    return rg_segment_reduce(j->out, j->scratch, j->offsets, j->op, j->policy, &j->used_policy);
+}
 
 /* ---- reporting -------------------------------------------------------------- */
 
@@ -450,6 +458,100 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
     free(host);
 }
 
+/* The ceiling of a segmented sum: a plain sum of the same values, by
+ * OpenMP threads in this program (openmp), or the backend's own reduction
+ * of one segment holding everything (opencl). */
+static double plain_sum_seconds(const options *o, const char *backend, const double *values,
+                                rg_array *content, int64_t n)
+{
+    if (!strcmp(backend, "openmp")) {
+        double t[64], sink = 0;
+        int reps = o->reps < 64 ? o->reps : 64;
+        for (int r = -1; r < reps; r++) {
+            double t0 = now(), s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+            for (int64_t k = 0; k < n; k++)
+                s += values[k];
+            sink += s;
+            if (r >= 0)
+                t[r] = now() - t0;
+        }
+        if (sink == 0.5) /* keeps the sums alive */
+            printf(" ");
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        return t[reps / 2];
+    }
+    const int64_t whole[2] = {0, n};
+    job j = {.scratch = content, .op = RG_REDUCE_SUM, .policy = RG_REDUCE_POLICY_AUTO,
+             .fn = run_reduce};
+    check(rg_array_from_host(&j.offsets, g_ctx, RG_INT64, whole, 2), "offsets");
+    j.out = new_array(RG_FLOAT64, 1);
+    double s = time_job(&j, o->reps);
+    rg_array_free(j.out);
+    rg_array_free(j.offsets);
+    return s;
+}
+
+/* Segmented sum, min and argmax of float64 values; byte model: values read
+ * (8n), offsets read (8 (nsegs + 1)), results written (8 nsegs). */
+static void bench_reduce(const options *o, const char *backend, int d, int64_t n)
+{
+    static const rg_reduce_op ops[] = {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX};
+    static const rg_reduce_policy policies[] = {RG_REDUCE_POLICY_AUTO,
+                                                RG_REDUCE_POLICY_MERGE_PATH,
+                                                RG_REDUCE_POLICY_PER_SEGMENT};
+    size_t nsegs;
+    int64_t *len = make_lengths(d, n, &nsegs);
+    double *values = malloc((size_t)n * sizeof *values);
+    if (!values)
+        die("out of memory");
+    uint64_t seed = 7;
+    for (int64_t k = 0; k < n; k++)
+        values[k] = uniform01(&seed);
+    job j = {0};
+    rg_array *lengths;
+    check(rg_array_from_host(&lengths, g_ctx, RG_INT64, len, nsegs), "lengths");
+    free(len);
+    j.offsets = new_array(RG_INT64, nsegs + 1);
+    check(rg_offsets_from_lengths(j.offsets, lengths), "offsets");
+    check(rg_array_from_host(&j.scratch, g_ctx, RG_FLOAT64, values, (size_t)n), "values");
+    double plain = plain_sum_seconds(o, backend, values, j.scratch, n);
+    rg_array *tmp = new_array(RG_FLOAT64, (size_t)n), *copy_src = j.scratch;
+    job c = {.out = tmp, .scratch = copy_src, .fn = run_copy};
+    double copy_gbps = 2.0 * 8.0 * (double)n / time_job(&c, o->reps) * 1e-9;
+    rg_array_free(tmp);
+    j.fn = run_reduce;
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        if (!has_word(o->ops, rg_reduce_op_name(ops[k])))
+            continue;
+        j.op = ops[k];
+        j.out = new_array(rg_reduce_dtype(ops[k], RG_FLOAT64), nsegs);
+        double best = 0, autos = 0;
+        for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+            j.policy = policies[p];
+            char label[48];
+            row r = {backend, rg_reduce_op_name(ops[k]), dist_names[d], label, "sum", n, nsegs,
+                     0, 0, plain, copy_gbps};
+            r.seconds = time_job(&j, o->reps);
+            snprintf(label, sizeof label, "%s%s%s", rg_reduce_policy_name(policies[p]),
+                     p == 0 ? "=" : "", p == 0 ? rg_reduce_policy_name(j.used_policy) : "");
+            r.bytes = 8.0 * (double)n + 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
+            report(&r);
+            if (p == 0)
+                autos = r.seconds;
+            else if (best == 0 || r.seconds < best)
+                best = r.seconds;
+        }
+        printf("%-7s %-13s %-9s auto / best fixed = %.2f\n", backend, rg_reduce_op_name(ops[k]),
+               dist_names[d], autos / best);
+        rg_array_free(j.out);
+    }
+    rg_array_free(j.scratch);
+    rg_array_free(j.offsets);
+    rg_array_free(lengths);
+    free(values);
+}
+
 static void bench_backend(const options *o, const char *backend)
 {
     rg_backend b = !strcmp(backend, "opencl") ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
@@ -477,8 +579,10 @@ static void bench_backend(const options *o, const char *backend)
         if (v < 1)
             die("bad size %s", tok);
         for (int d = 0; d < NDISTS; d++)
-            if (has_word(o->dists, dist_names[d]))
+            if (has_word(o->dists, dist_names[d])) {
                 bench_case(o, backend, d, (int64_t)v);
+                bench_reduce(o, backend, d, (int64_t)v);
+            }
         if (has_word(o->ops, "nonzero"))
             bench_nonzero(o, backend, (int64_t)v);
     }
