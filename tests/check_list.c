@@ -49,10 +49,13 @@ static void ref_delete(ref_list *r, size_t b, size_t e)
     r->n -= e - b;
 }
 
+/* Empties r for reuse. */
 static void ref_free(ref_list *r)
 {
     ref_delete(r, 0, r->n);
     free(r->items);
+    r->items = NULL;
+    r->n = r->cap = 0;
 }
 
 /* Fails unless list (int64) equals r: counts, every item, and the content and
