@@ -51,6 +51,9 @@ static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t
     row[0] = k;
 }
 
+/* Elements compacted at a time by the 1-D writer (its stack block). */
+#define RG_NZ_BLOCK 512
+
 /* Counts part p; fills its buffer with the first non-zeros on the way. */
 #define RG_DEFINE_NZ_COUNT(S, U)                                                           \
     static void nz_count_##S(const void *data, uint64_t mask, nz_part *p)                 \
@@ -83,9 +86,20 @@ static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t
         for (int64_t i = 0; i < p->nbuf; i++, row += ndim)                                 \
             unravel(row, p->buf[i], shape, ndim);                                          \
         if (ndim == 1) {                                                                   \
-            for (size_t k = p->resume; k < p->end; k++)                                    \
-                if (x[k] & m)                                                              \
-                    *row++ = (int64_t)k;                                                   \
+            /* Branch-free: every index is stored and the cursor moves only on a       \
+             * non-zero (no mispredictions at 50% density); a small local block     \
+             * keeps the spare store away from the next part's rows. */              \
+            int64_t blk[RG_NZ_BLOCK];                                                      \
+            for (size_t k0 = p->resume; k0 < p->end; k0 += RG_NZ_BLOCK) {                  \
+                size_t k1 = p->end - k0 < RG_NZ_BLOCK ? p->end : k0 + RG_NZ_BLOCK;         \
+                size_t n = 0;                                                              \
+                for (size_t k = k0; k < k1; k++) {                                         \
+                    blk[n] = (int64_t)k;                                                   \
+                    n += (x[k] & m) != 0;                                                  \
+                }                                                                          \
+                memcpy(row, blk, n * sizeof *row);                                         \
+                row += n;                                                                  \
+            }                                                                              \
             return;                                                                        \
         }                                                                                  \
         if (p->resume >= p->end)                                                           \
