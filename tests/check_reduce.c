@@ -473,10 +473,15 @@ START_TEST(test_reduce_tables)
         ck_assert_msg(p == RG_REDUCE_POLICY_PER_SEGMENT || p == RG_REDUCE_POLICY_MERGE_PATH,
                       "choose = %d", (int)p);
         ck_assert_msg(why && *why, "empty why");
-        /* Skew-proofness: content is never left to one work-item per segment. */
-        if (sizes[s][1] > 0)
+        /* The documented rule: OpenMP always merge path (skew-proof); an
+         * OpenCL CPU device per-segment (measured fastest there); a GPU
+         * merge path whenever there is content. */
+        int cpu = rg_context_device_kind(ctx) == RG_DEVICE_CPU;
+        if (rg_context_backend(ctx) == RG_BACKEND_OPENMP)
             ck_assert_int_eq(p, RG_REDUCE_POLICY_MERGE_PATH);
-        if (rg_context_device_kind(ctx) == RG_DEVICE_CPU)
+        else if (cpu)
+            ck_assert_int_eq(p, RG_REDUCE_POLICY_PER_SEGMENT);
+        else if (sizes[s][1] > 0)
             ck_assert_int_eq(p, RG_REDUCE_POLICY_MERGE_PATH);
     }
     rg_context_free(ctx);
