@@ -44,10 +44,10 @@ static rg_status check_depths(rg_context *ctx, size_t nlevels, size_t outer, siz
     return RG_OK;
 }
 
-rg_status rg_nested_validate(const rg_array *const *levels, size_t nlevels,
-                             size_t content_length)
+/* The levels fit together and the last one ends at content_length. */
+static rg_status check_nested(const rg_array *const *levels, size_t nlevels,
+                              size_t content_length, const char *fn)
 {
-    static const char fn[] = "rg_nested_validate";
     int64_t nelems = 0;
     rg_status st = check_levels(levels, nlevels, fn, &nelems);
     if (st == RG_OK && (uint64_t)nelems != (uint64_t)content_length)
@@ -55,6 +55,12 @@ rg_status rg_nested_validate(const rg_array *const *levels, size_t nlevels,
                           "%s: the last level ends at %lld, but the content has %zu elements",
                           fn, (long long)nelems, content_length);
     return st;
+}
+
+rg_status rg_nested_validate(const rg_array *const *levels, size_t nlevels,
+                             size_t content_length)
+{
+    return check_nested(levels, nlevels, content_length, "rg_nested_validate");
 }
 
 rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_array *inner)
@@ -184,17 +190,11 @@ rg_status rg_nested_reduce(rg_array *out, const rg_array *const *levels, size_t 
                            rg_reduce_policy *used)
 {
     static const char fn[] = "rg_nested_reduce";
-    int64_t nelems;
-    rg_status st = check_levels(levels, nlevels, fn, &nelems);
+    if (!content && levels && nlevels > 0 && levels[0])
+        return rg_set_error(levels[0]->ctx, RG_EINVAL, "%s: content is NULL", fn);
+    rg_status st = check_nested(levels, nlevels, content ? content->length : 0, fn);
     if (st != RG_OK)
         return st;
-    rg_context *ctx = levels[0]->ctx;
-    if (!content)
-        return rg_set_error(ctx, RG_EINVAL, "%s: content is NULL", fn);
-    if ((uint64_t)nelems != (uint64_t)content->length)
-        return rg_set_error(ctx, RG_EOFFSETS,
-                            "%s: the last level ends at %lld, but the content has %zu elements",
-                            fn, (long long)nelems, content->length);
     /* The innermost level splits the content: a flat segmented reduction. */
     return rg_segment_reduce(out, content, levels[nlevels - 1], op, policy, used);
 }
