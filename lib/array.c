@@ -88,7 +88,7 @@ rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
     if (!data && length > 0)
         return rg_set_error(ctx, RG_EINVAL, "rg_array_from_host: data is NULL");
     rg_array *a = NULL;
-    rg_status st = rg_array_create(&a, ctx, dtype, length);
+    rg_status st = create_array(&a, ctx, dtype, length, false); /* overwritten whole below */
     if (st == RG_OK && length > 0 && ctx->ops->dev_upload) {
         /* Straight to the device, no mirror: an array made from host data is
          * most often only read by kernels, and would pay twice the memory. */
