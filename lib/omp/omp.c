@@ -346,6 +346,18 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
             int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
             int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
+            /* A piece of mostly length-0/1 segments: plain stores per segment (a      \
+             * block of 8 per segment would be 8 stores per element).  Decided once   \
+             * per thread, so mixed lengths pay no misprediction. */                  \
+            if (k1 - k0 < 2 * (last - i0 + 1)) {                                           \
+                for (int64_t i = i0; i <= last; i++) {                                     \
+                    int64_t start = o[i], stop = o[i + 1];                                 \
+                    int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;        \
+                    for (int64_t k = b; k < e; k++)                                        \
+                        out[k] = (OT)(kind == RG_ELEM_PARENTS ? i                          \
+                                      : kind == RG_ELEM_LOCAL ? k - start : start);        \
+                }                                                                          \
+            } else                                                                         \
             for (int64_t i = i0; i <= last; i++) {                                         \
                 int64_t start = o[i], stop = o[i + 1];                                     \
                 int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;            \
