@@ -94,13 +94,10 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
         st = rg_check_index_array(ctx, lengths, fn, "lengths");
-    if (st == RG_OK && offsets->length == 0)
-        st = rg_set_error(ctx, RG_ESIZE, "%s: offsets is empty; it needs nsegs + 1 >= 1 "
-                          "elements", fn);
+    if (st == RG_OK) /* also refuses empty offsets, before nsegs is derived */
+        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
         st = rg_check_length(lengths, fn, "lengths", offsets->length - 1, "nsegs");
-    if (st == RG_OK)
-        st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
         st = rg_check_fits(lengths, fn, "lengths", nelems);
     if (st != RG_OK || lengths->length == 0)

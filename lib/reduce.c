@@ -123,7 +123,6 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
     if (!offsets)
         return RG_EINVAL; /* no context to hold a message */
     rg_context *ctx = offsets->ctx;
-    int64_t nelems = 0;
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK && (op < RG_REDUCE_SUM || op > RG_REDUCE_ALL))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown op %d", fn, (int)op);
@@ -133,19 +132,14 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
     if (st == RG_OK)
         st = check_arrays(ctx, out, content, op, fn);
     if (st == RG_OK)
-        st = rg_check_offsets(offsets, fn, &nelems);
-    if (st == RG_OK && (uint64_t)nelems != (uint64_t)content->length)
-        st = rg_set_error(ctx, RG_EOFFSETS,
-                          "%s: the last offset, offsets[%zu] = %lld, must equal the content "
-                          "length %zu",
-                          fn, offsets->length - 1, (long long)nelems, content->length);
+        st = rg_check_offsets_for(ctx, offsets, content->length, fn);
     if (st == RG_OK)
         st = rg_check_length(out, fn, "out", offsets->length - 1, "nsegs");
     if (st != RG_OK)
         return st;
     size_t nsegs = offsets->length - 1;
     if (policy == RG_REDUCE_POLICY_AUTO)
-        policy = rg_reduce_policy_choose(ctx, nsegs, (size_t)nelems, NULL);
+        policy = rg_reduce_policy_choose(ctx, nsegs, content->length, NULL);
     if (nsegs > 0) {
         /* Counts need only the offsets: the lengths primitive writes them. */
         st = op == RG_REDUCE_COUNT ? ctx->ops->lengths(out, offsets)
