@@ -99,6 +99,27 @@ START_TEST(test_validate_bad)
         ck_assert_int_eq(validate(ctx, dt, big, n, n - 1), RG_EOFFSETS);
         expect_message(rg_context_error(ctx), "big decreasing offsets", "1500001", "1234567");
         free(big);
+
+        /* One bad place (and a later one) at block and thread-part edges of
+         * the OpenMP check, which tests blocks of 1024 pairs. */
+        size_t m = 70001;
+        int64_t *edge = malloc(m * sizeof *edge);
+        ck_assert_ptr_nonnull(edge);
+        const size_t spots[] = {1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 35000, 35001, 70000};
+        for (size_t k = 0; k < sizeof spots / sizeof spots[0]; k++) {
+            for (size_t i = 0; i < m; i++)
+                edge[i] = 3 * (int64_t)i;
+            size_t p = spots[k];
+            edge[p] = edge[p - 1] - 1;
+            if (p + 3 < m)
+                edge[p + 3] = 0;
+            char want[32], value[32];
+            snprintf(want, sizeof want, "%zu", p);
+            snprintf(value, sizeof value, "%lld", (long long)edge[p]);
+            ck_assert_int_eq(validate(ctx, dt, edge, m, (size_t)edge[m - 1]), RG_EOFFSETS);
+            expect_message(rg_context_error(ctx), "decreasing at a block edge", want, value);
+        }
+        free(edge);
     }
     rg_context_free(ctx);
 }

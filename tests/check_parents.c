@@ -10,6 +10,10 @@
 
 #include "common.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #define N_STRATEGIES 5
 static const rg_strategy all_strategies[N_STRATEGIES] = {
     RG_STRATEGY_AUTO, RG_STRATEGY_BSEARCH, RG_STRATEGY_PER_SEGMENT, RG_STRATEGY_FLOOD,
@@ -150,6 +154,64 @@ START_TEST(test_elem_big)
     check_ops(ctx, off, nsegs, strategy, RG_INT32, RG_INT64, "half empty, big");
     free(off);
     free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Lengths that change character every few hundred segments: runs of
+ * all-length-1, short, empty (up to thousands in a row), 0/1 mixes and long
+ * segments, so the OpenMP merge path's tiles (2048 elements) switch between
+ * flooding and filling, and segments and runs of empties straddle tile and
+ * thread boundaries.  Mostly-unit lengths take the merge path's runs of
+ * length-1 segments.  Checked with several thread counts. */
+static int64_t *mixed_lengths(size_t nsegs, uint64_t seed, int mostly_unit)
+{
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    size_t i = 0;
+    while (i < nsegs) {
+        size_t run = 1 + test_rand(&seed) % 3000;
+        int kind = (int)(test_rand(&seed) % 5);
+        if (mostly_unit) /* runs of ones, 0/1 mixes, a few empties: under 2 per segment */
+            kind = kind < 3 ? 0 : kind == 3 ? 3 : (run = 1 + run % 7, 2);
+        for (size_t r = 0; r < run && i < nsegs; r++, i++) {
+            uint64_t x = test_rand(&seed);
+            len[i] = kind == 0 ? 1
+                     : kind == 1 ? 1 + (int64_t)(x % 8)
+                     : kind == 2 ? 0
+                     : kind == 3 ? (int64_t)(x % 2)
+                                 : (r % 50 == 0 ? 1000 + (int64_t)(x % 9000) : (int64_t)(x % 40));
+        }
+    }
+    return len;
+}
+
+START_TEST(test_elem_mixed)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const int threads[] = {1, 2, 3, 5};
+#ifdef _OPENMP
+    int saved = omp_get_max_threads();
+#endif
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+#ifdef _OPENMP
+        omp_set_num_threads(threads[t]);
+#else
+        if (t > 0)
+            break;
+#endif
+        for (uint64_t seed = 1; seed <= 5; seed++) {
+            size_t nsegs = 60000 + 7000 * (size_t)seed;
+            int64_t *len = mixed_lengths(nsegs, seed, seed > 3);
+            char what[64];
+            snprintf(what, sizeof what, "mixed lengths, seed %d, %d threads", (int)seed, threads[t]);
+            check_lengths_all_dtypes(ctx, len, nsegs, RG_STRATEGY_MERGE_PATH, what);
+            free(len);
+        }
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(saved);
+#endif
     rg_context_free(ctx);
 }
 END_TEST
@@ -441,6 +503,7 @@ Suite *parents_suite(void)
     tcase_add_loop_test(tc, test_strategy_choose, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_elem_small, 0, TEST_NBACKENDS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS * N_STRATEGIES);
+    tcase_add_loop_test(tc, test_elem_mixed, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

@@ -47,10 +47,12 @@ static inline bool is_index_dtype(rg_dtype t)
 }
 
 /* offsets_check: the first i with o[0] != 0 or o[i] < o[i-1], else -1.  Each
- * thread stops at the first bad index of its part; parts are in order, so
- * the smallest of those is the first overall. */
+ * thread scans its part in blocks: a block is tested with no early exit (so
+ * the loop vectorises) and searched only if it holds a bad pair.  Parts are
+ * in order, so the smallest bad index over the threads is the first. */
+#define RG_CHECK_BLOCK 1024
 #define RG_DEFINE_OFFSETS_CHECK(N, T)                                                      \
-    static int64_t offsets_check_##N(const void *offsets, size_t len)                     \
+    static int64_t offsets_check_##N(const void *offsets, size_t len)                      \
     {                                                                                      \
         const T *o = offsets;                                                              \
         if (o[0] != 0)                                                                     \
@@ -61,11 +63,20 @@ static inline bool is_index_dtype(rg_dtype t)
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
             size_t end = 1 + part_begin(pairs, t + 1, nt);                                 \
-            for (size_t i = 1 + part_begin(pairs, t, nt); i < end; i++)                    \
-                if (o[i] < o[i - 1]) {                                                     \
+            for (size_t b = 1 + part_begin(pairs, t, nt); b < end; b += RG_CHECK_BLOCK) {  \
+                size_t e = end - b > RG_CHECK_BLOCK ? b + RG_CHECK_BLOCK : end;            \
+                int any = 0;                                                               \
+                RG_OMP(simd reduction(| : any))                                            \
+                for (size_t i = b; i < e; i++)                                             \
+                    any |= o[i] < o[i - 1];                                                \
+                if (any) {                                                                 \
+                    size_t i = b;                                                          \
+                    while (o[i] >= o[i - 1])                                               \
+                        i++;                                                               \
                     bad = (int64_t)i;                                                      \
                     break;                                                                 \
                 }                                                                          \
+            }                                                                              \
         }                                                                                  \
         return bad == INT64_MAX ? -1 : bad;                                                \
     }
@@ -216,7 +227,7 @@ RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
 /* The segment holding element k: the largest i < nsegs with o[i] <= k
  * (o[0] = 0 <= k, so there is one). */
 #define RG_DEFINE_UPPER_BOUND(N, T)                                                        \
-    static inline int64_t segment_of_##N(const T *o, int64_t nsegs, int64_t k)            \
+    static inline int64_t segment_of_##N(const T *o, int64_t nsegs, int64_t k)             \
     {                                                                                      \
         int64_t lo = 0, count = nsegs; /* answer + 1 lies in [lo, lo + count] */           \
         while (count > 0) {                                                                \
@@ -233,6 +244,21 @@ RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
 
 RG_EACH_TYPE(RG_DEFINE_UPPER_BOUND)
 
+/* Segments of length 1 that the merge path stores as one vector. */
+#define RG_OMP_UNIT_RUN 8
+
+/* Whether the RG_OMP_UNIT_RUN segments from o[0] all have length 1. */
+#define RG_DEFINE_UNIT_RUN(N, T)                                                           \
+    static inline bool unit_run_##N(const T *o)                                            \
+    {                                                                                      \
+        bool unit = true;                                                                  \
+        for (int j = 1; j <= RG_OMP_UNIT_RUN; j++)                                         \
+            unit &= (int64_t)o[j] - (int64_t)o[0] == j;                                    \
+        return unit;                                                                       \
+    }
+
+RG_EACH_TYPE(RG_DEFINE_UNIT_RUN)
+
 /* Every strategy instance has this signature; scratch holds team + 1 int64
  * (only the flood fill uses it). */
 typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t nelems,
@@ -240,7 +266,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
 
 /* BSEARCH: every element searches the offsets for its segment. */
 #define RG_DEFINE_BSEARCH(ON, OT, IN, IT)                                                  \
-    static void bsearch_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,       \
+    static void bsearch_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,        \
                                     int64_t nelems, rg_elem_kind kind, int team,           \
                                     int64_t *scratch)                                      \
     {                                                                                      \
@@ -259,7 +285,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
 /* PER_SEGMENT: segments are dealt out in small dynamic chunks; each is filled
  * by one thread (so one huge segment runs on one thread). */
 #define RG_DEFINE_PER_SEGMENT(ON, OT, IN, IT)                                              \
-    static void per_segment_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,   \
+    static void per_segment_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,    \
                                         int64_t nelems, rg_elem_kind kind, int team,       \
                                         int64_t *scratch)                                  \
     {                                                                                      \
@@ -276,7 +302,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
  * v(i) = i gives parents; v(i) = o[i] gives starts, and local = k - starts.
  * The scan has two passes: part maxima, a scan of those, then each part. */
 #define RG_DEFINE_FLOOD(ON, OT, IN, IT)                                                    \
-    static void flood_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,         \
+    static void flood_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,          \
                                   int64_t nelems, rg_elem_kind kind, int team,             \
                                   int64_t *carry)                                          \
     {                                                                                      \
@@ -295,7 +321,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             for (int64_t i = 0; i < nsegs; i++)                                            \
                 if (o[i + 1] > o[i])                                                       \
                     out[o[i]] = (OT)(kind == RG_ELEM_PARENTS ? i : (int64_t)o[i]);         \
-            /* the implicit barrier of omp for: every mark is written */                  \
+            /* the implicit barrier of omp for: every mark is written */                   \
             OT top = 0;                                                                    \
             for (int64_t k = begin; k < end; k++)                                          \
                 top = out[k] > top ? out[k] : top;                                         \
@@ -329,7 +355,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
  * segments, so no length distribution unbalances the threads.  Segments
  * that end at least a block before k1 are written in whole blocks. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
-    static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,    \
+    static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
                                        int64_t *scratch)                                   \
     {                                                                                      \
@@ -346,11 +372,24 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
             int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
             int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
-            /* A piece of mostly length-0/1 segments: plain stores per segment (a      \
-             * block of 8 per segment would be 8 stores per element).  Decided once   \
-             * per thread, so mixed lengths pay no misprediction. */                  \
+            /* A piece of mostly length-0/1 segments: plain stores per segment (a          \
+             * block of 8 per segment would be 8 stores per element).  Decided once        \
+             * per thread, so mixed lengths pay no misprediction. */                       \
             if (k1 - k0 < 2 * (last - i0 + 1)) {                                           \
                 for (int64_t i = i0; i <= last; i++) {                                     \
+                    /* 8 segments of length 1 in a row: one vector store */                \
+                    while (i + RG_OMP_UNIT_RUN <= last && o[i] >= k0 &&                    \
+                           (int64_t)o[i + RG_OMP_UNIT_RUN] <= k1 &&                        \
+                           unit_run_##IN(o + i)) {                                         \
+                        int64_t start = o[i];                                              \
+                        RG_OMP(simd)                                                       \
+                        for (int j = 0; j < RG_OMP_UNIT_RUN; j++)                          \
+                            out[start + j] = (OT)(kind == RG_ELEM_PARENTS ? i + j          \
+                                                  : kind == RG_ELEM_LOCAL ? 0 : start + j); \
+                        i += RG_OMP_UNIT_RUN;                                              \
+                    }                                                                      \
+                    if (i > last)                                                          \
+                        break;                                                             \
                     int64_t start = o[i], stop = o[i + 1];                                 \
                     int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;        \
                     for (int64_t k = b; k < e; k++)                                        \
@@ -438,7 +477,7 @@ static rg_status omp_array_read(const rg_array *a, size_t byte_off, void *dst, s
 
 /* fill: a typed store per element width, so the loop vectorises. */
 #define RG_DEFINE_FILL_WIDTH(BITS)                                                         \
-    static void fill_w##BITS(void *p, size_t n, const void *value)                        \
+    static void fill_w##BITS(void *p, size_t n, const void *value)                         \
     {                                                                                      \
         uint##BITS##_t v, *dst = p;                                                        \
         memcpy(&v, value, sizeof v);                                                       \
@@ -617,20 +656,20 @@ static rg_status omp_compose(rg_array *out, const rg_array *outer, const rg_arra
 #define RG_WRAP(T, x, OP, v) ((T)((uint64_t)(x) OP (uint64_t)(v)))
 
 #define RG_DEFINE_SCALAR(N, T, KIND)                                                       \
-    static void scalar_##N(void *data, size_t n, const void *value, rg_arith op)          \
+    static void scalar_##N(void *data, size_t n, const void *value, rg_arith op)           \
     {                                                                                      \
         T *restrict a = data;                                                              \
         T v;                                                                               \
         memcpy(&v, value, sizeof v);                                                       \
         switch (op) {                                                                      \
         case RG_ARITH_ADD:                                                                 \
-            RG_SCALAR_LOOP(T, KIND == 'f' ? x + v : RG_WRAP(T, x, +, v))                  \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x + v : RG_WRAP(T, x, +, v))                   \
             break;                                                                         \
         case RG_ARITH_SUB:                                                                 \
-            RG_SCALAR_LOOP(T, KIND == 'f' ? x - v : RG_WRAP(T, x, -, v))                  \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x - v : RG_WRAP(T, x, -, v))                   \
             break;                                                                         \
         case RG_ARITH_MUL:                                                                 \
-            RG_SCALAR_LOOP(T, KIND == 'f' ? x * v : RG_WRAP(T, x, *, v))                  \
+            RG_SCALAR_LOOP(T, KIND == 'f' ? x * v : RG_WRAP(T, x, *, v))                   \
             break;                                                                         \
         case RG_ARITH_DIV:                                                                 \
             if (KIND == 'i' && v == (T)-1)                                                 \
