@@ -364,6 +364,177 @@ START_TEST(test_reduce_big)
 }
 END_TEST
 
+/* Lengths that send segments down every path of the OpenMP windows (tiles of 8
+ * segments classed by their longest: all 1, 0 or 1, up to 8, up to 16, longer)
+ * and put tiles at the very end, where a window would run past the content;
+ * nsegs % 8 == tail, so the last segments are a partial tile. */
+static int64_t *window_lengths(size_t *nsegs, size_t tail, uint64_t seed)
+{
+    size_t n = 8 * 7 * 6 + tail, k = 0;
+    int64_t *len = malloc(n * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = seed;
+    for (int round = 0; round < 6; round++)
+        for (int kind = 0; kind < 7; kind++)
+            for (int j = 0; j < 8; j++) {
+                uint64_t r = test_rand(&state);
+                static const int64_t widest[7] = {1, 1, 8, 16, 9, 40, 8};
+                /* kind 0: all 1; 1: 0 or 1; 2: 0..8; 3: 0..16; 4: 0..9 in turn;
+                 * 5: 0..40 (some past the widest window); 6: 5..8 */
+                len[k++] = kind == 0   ? 1
+                           : kind == 4 ? (int64_t)((j + round) % 10)
+                           : kind == 6 ? 5 + (int64_t)(r % 4)
+                                       : (int64_t)(r % (uint64_t)(widest[kind] + 1));
+            }
+    for (size_t j = 0; j < tail; j++)
+        len[k++] = (int64_t)((j * 3) % 5);
+    *nsegs = k;
+    return len;
+}
+
+/* Every op and dtype, with NaN now and then, on lengths that exercise every
+ * window path, ending in full and in partial tiles. */
+START_TEST(test_reduce_windows)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    for (size_t tail = 0; tail < 8; tail += 5) {
+        size_t nsegs;
+        int64_t *len = window_lengths(&nsegs, tail, 11 + tail);
+        for (int d = 0; d < N_DTYPES; d++)
+            check_ops_on(ctx, all_dtypes[d], (d + (int)tail) % 2 ? RG_INT32 : RG_INT64, len,
+                         nsegs, all_ops, N_OPS, policy, 1, 40 + tail, "window paths");
+        free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* The OpenMP sum of [b, e) as documented: left to right from +0.0 in double. */
+static double seq_sum(const double *x, int64_t b, int64_t e)
+{
+    double v = 0;
+    for (int64_t k = b; k < e; k++)
+        v += x[k];
+    return v;
+}
+
+/* The documented extreme of [b, e): the first NaN, else the first position of
+ * the min (or max); -1 when empty. */
+static int64_t seq_extreme(const double *x, int64_t b, int64_t e, int is_max)
+{
+    int64_t at = -1;
+    for (int64_t k = b; k < e; k++) {
+        if (at >= 0 && isnan(x[at]))
+            break;
+        if (at < 0 || isnan(x[k]) || (is_max ? x[k] > x[at] : x[k] < x[at]))
+            at = k;
+    }
+    return at < 0 ? -1 : at - b;
+}
+
+/* Short segments (0 to 17 elements) holding NaN, +-0.0 and +-Inf: on OpenMP the
+ * float64 and float32 sums match the documented left-to-right order bit for
+ * bit on both policies (a segment of -0.0 alone sums to +0.0), and the
+ * extremes follow the first-NaN and first-position rules.  Past 2^15 elements,
+ * so that merge path runs on every thread; a segment cut by a thread boundary
+ * adds its parts in thread order, so merge path may differ there (at most
+ * one segment per thread) but nowhere else. */
+START_TEST(test_reduce_windows_exact)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    size_t nsegs = 20000;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = 77;
+    for (size_t i = 0; i < nsegs; i++) {
+        uint64_t r = test_rand(&state);
+        len[i] = i % 64 < 40 ? (int64_t)(r % 10) : (int64_t)(r % 18);
+    }
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    double *x = malloc(n * sizeof *x);
+    float *xf = malloc(n * sizeof *xf);
+    ck_assert(x && xf);
+    static const double special[6] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1e300};
+    for (size_t k = 0; k < n; k++) {
+        uint64_t r = test_rand(&state);
+        /* mostly inexact values (so that any other order changes the bits) */
+        x[k] = r % 16 == 0 ? special[(r >> 8) % 6] : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
+        xf[k] = (float)x[k];
+    }
+    /* a run of segments of -0.0 alone */
+    for (size_t i = 100; i < 140; i++)
+        for (int64_t k = off[i]; k < off[i + 1]; k++)
+            x[k] = xf[k] = -0.0f;
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+    rg_array *c64, *c32, *out = NULL, *outf = NULL, *idx = NULL;
+    ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+    ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
+    ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
+    ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
+    ck_assert_int_eq(rg_array_create(&idx, ctx, RG_INT64, nsegs), RG_OK);
+    double *got = malloc(nsegs * sizeof *got);
+    float *gotf = malloc(nsegs * sizeof *gotf);
+    int64_t *goti = malloc(nsegs * sizeof *goti);
+    ck_assert(got && gotf && goti);
+    ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, RG_REDUCE_SUM, policy, NULL), RG_OK);
+    ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, RG_REDUCE_SUM, policy, NULL), RG_OK);
+    ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
+    ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
+    size_t differ = 0;
+    for (size_t i = 0; i < nsegs; i++) {
+        double w = seq_sum(x, off[i], off[i + 1]), wf64 = 0;
+        for (int64_t k = off[i]; k < off[i + 1]; k++)
+            wf64 += (double)xf[k];
+        float wf = (float)wf64;
+        /* NaN's sign and payload follow the compiler's operand order, which C leaves open */
+        int same = isnan(w) ? isnan(got[i]) && isnan(gotf[i])
+                            : memcmp(&got[i], &w, sizeof w) == 0 &&
+                                  memcmp(&gotf[i], &wf, sizeof wf) == 0;
+        if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > 64 ||
+                      !(isnan(w) ? isnan(got[i]) : fabs(got[i] - w) <= 1e-6 * (1 + fabs(w)))))
+            ck_abort_msg("%s: segment %zu (length %" PRId64 ") sums to %a / %a, expected %a / %a",
+                         rg_reduce_policy_name(policy), i, len[i], got[i], (double)gotf[i], w,
+                         (double)wf);
+        if (i >= 100 && i < 140)
+            ck_assert_msg(got[i] == 0 && !signbit(got[i]) && !signbit(gotf[i]),
+                          "segment %zu of -0.0: %a", i, got[i]);
+    }
+    static const rg_reduce_op ext[4] = {RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MIN,
+                                        RG_REDUCE_MAX};
+    for (int e = 0; e < 4; e++) {
+        int is_max = e % 2, arg = e < 2;
+        rg_array *o = arg ? idx : out;
+        ck_assert_int_eq(rg_segment_reduce(o, c64, offsets, ext[e], policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_array_read(arg ? (void *)goti : (void *)got, o, 0, nsegs), RG_OK);
+        for (size_t i = 0; i < nsegs; i++) {
+            int64_t at = seq_extreme(x, off[i], off[i + 1], is_max);
+            double w = at < 0 ? (is_max ? -INFINITY : INFINITY) : x[off[i] + at];
+            int ok = arg ? goti[i] == at : memcmp(&got[i], &w, sizeof w) == 0;
+            ck_assert_msg(ok, "%s %s: segment %zu (length %" PRId64 "): %" PRId64 " / %a, "
+                          "expected %" PRId64 " / %a", rg_reduce_op_name(ext[e]),
+                          rg_reduce_policy_name(policy), i, len[i], goti[i], got[i], at, w);
+        }
+    }
+    free(got);
+    free(gotf);
+    free(goti);
+    rg_array_free(idx);
+    rg_array_free(outf);
+    rg_array_free(out);
+    rg_array_free(c32);
+    rg_array_free(c64);
+    rg_array_free(offsets);
+    free(xf);
+    free(x);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Hand-checked values: identities, ties, NaN, wrapping. */
 START_TEST(test_reduce_values)
 {
@@ -600,6 +771,11 @@ Suite *reduce_suite(void)
 
     tc = test_tcase("small");
     tcase_add_loop_test(tc, test_reduce_small, 0, TEST_NBACKENDS * N_POLICIES);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("windows");
+    tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_windows_exact, 0, N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("big");

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "omp.h"
 
@@ -36,46 +37,82 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
     }
 }
 
+/* The widest window (below): segments up to this long are reduced without a
+ * loop that ends at the segment's end. */
+#define RG_WIDE 16
+
+/* Unrolls a loop of constant trip count where the compiler takes the hint
+ * (gcc 8 and later, clang): the windows' loops are short and run per segment. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+#define RG_UNROLL RG_PRAGMA(GCC unroll 16)
+#else
+#define RG_UNROLL
+#endif
+
+/* The windows must be inlined where their width is a constant: gcc leaves the
+ * larger ones out of line, where every loop runs to a variable width. */
+#if defined(__GNUC__)
+#define RG_WINDOW static inline __attribute__((always_inline))
+#else
+#define RG_WINDOW static inline
+#endif
+
 /* ------------------------------------------------------------------------
  * Every content dtype: N (name; b8 is bool, whose name stdbool.h would
  * expand), T (element), AT (accumulator of sum and
  * prod: 64-bit unsigned for integers so that overflow wraps without UB,
  * double for floats), ST (what sum and prod store: the 64-bit bits, or the
- * float type), ISF (a float type), TMIN and TMAX (identities of max and min).
+ * float type), ISF (a float type), TMIN and TMAX (identities of max and min),
+ * UT (the unsigned integer type of T's size, for branch-free selects).
  * ------------------------------------------------------------------------ */
 
 #define RG_EACH_DTYPE(X)                                                                   \
-    X(b8, uint8_t, uint64_t, uint64_t, 0, 0, 1)                                            \
-    X(i8, int8_t, uint64_t, uint64_t, 0, INT8_MIN, INT8_MAX)                               \
-    X(i16, int16_t, uint64_t, uint64_t, 0, INT16_MIN, INT16_MAX)                           \
-    X(i32, int32_t, uint64_t, uint64_t, 0, INT32_MIN, INT32_MAX)                           \
-    X(i64, int64_t, uint64_t, uint64_t, 0, INT64_MIN, INT64_MAX)                           \
-    X(u8, uint8_t, uint64_t, uint64_t, 0, 0, UINT8_MAX)                                    \
-    X(u16, uint16_t, uint64_t, uint64_t, 0, 0, UINT16_MAX)                                 \
-    X(u32, uint32_t, uint64_t, uint64_t, 0, 0, UINT32_MAX)                                 \
-    X(u64, uint64_t, uint64_t, uint64_t, 0, 0, UINT64_MAX)                                 \
-    X(f32, float, double, float, 1, -INFINITY, INFINITY)                                   \
-    X(f64, double, double, double, 1, -INFINITY, INFINITY)
+    X(b8, uint8_t, uint64_t, uint64_t, 0, 0, 1, uint8_t)                                   \
+    X(i8, int8_t, uint64_t, uint64_t, 0, INT8_MIN, INT8_MAX, uint8_t)                      \
+    X(i16, int16_t, uint64_t, uint64_t, 0, INT16_MIN, INT16_MAX, uint16_t)                 \
+    X(i32, int32_t, uint64_t, uint64_t, 0, INT32_MIN, INT32_MAX, uint32_t)                 \
+    X(i64, int64_t, uint64_t, uint64_t, 0, INT64_MIN, INT64_MAX, uint64_t)                 \
+    X(u8, uint8_t, uint64_t, uint64_t, 0, 0, UINT8_MAX, uint8_t)                           \
+    X(u16, uint16_t, uint64_t, uint64_t, 0, 0, UINT16_MAX, uint16_t)                       \
+    X(u32, uint32_t, uint64_t, uint64_t, 0, 0, UINT32_MAX, uint32_t)                       \
+    X(u64, uint64_t, uint64_t, uint64_t, 0, 0, UINT64_MAX, uint64_t)                       \
+    X(f32, float, double, float, 1, -INFINITY, INFINITY, uint32_t)                         \
+    X(f64, double, double, double, 1, -INFINITY, INFINITY, uint64_t)
 
 /* An accumulator: v is the running value, i the position of the extreme
  * (EXTREME family only; -1 while nothing has been seen). */
-#define RG_DEFINE_ACC(N, T, AT, ST, ISF, TMIN, TMAX)                                       \
+#define RG_DEFINE_ACC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                   \
     typedef struct { AT v; int64_t i; } arith_acc_##N;                                     \
     typedef struct { T v; int64_t i; } extreme_acc_##N;                                    \
     typedef struct { uint64_t v; int64_t i; } logic_acc_##N;                               \
     static inline bool is_nan_##N(T x)                                                     \
     {                                                                                      \
         return ISF && isnan((double)x);                                                    \
+    }                                                                                      \
+    /* keep ? x : alt by masking bits: gcc compiles a float ?: to a jump, which the        \
+     * windows below would mispredict on every segment of a random length. */              \
+    static inline T pick_##N(bool keep, T x, T alt)                                        \
+    {                                                                                      \
+        UT a, b, m = (UT)((UT)0 - (UT)keep);                                               \
+        memcpy(&a, &x, sizeof a);                                                          \
+        memcpy(&b, &alt, sizeof b);                                                        \
+        a = (UT)((a & m) | (b & (UT)~m));                                                  \
+        memcpy(&x, &a, sizeof x);                                                          \
+        return x;                                                                          \
     }
 
 /* Each family defines, for every dtype: ident (the empty segment's value),
  * range (folds x[b .. e) into *a, left to right), combine (a holds earlier
- * elements than b; the result is as if they had been folded in order) and
- * store (writes the final value of segment seg = [start, end)). */
+ * elements than b; the result is as if they had been folded in order),
+ * store (writes the final value of segment seg = [start, end)) and window
+ * (reduces and stores segment seg = [s, s + len) for len <= w, reading all of
+ * x[s .. s + w): a fixed trip count and selects instead of a loop that ends
+ * at the segment's end, so that short segments of random lengths cost no
+ * branch mispredictions; the caller guarantees s + w <= nelems). */
 
 /* ARITH: sum (mode 0) and prod (mode 1).  The mode is tested outside the
  * element loops so that each loop is a plain fold. */
-#define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX)                                     \
+#define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline arith_acc_##N arith_ident_##N(int mode)                                  \
     {                                                                                      \
         return (arith_acc_##N){(AT)(mode == 1), 0};                                        \
@@ -103,18 +140,37 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
     {                                                                                      \
         (void)start, (void)end, (void)mode;                                                \
         ((ST *)out)[seg] = (ST)a.v;                                                        \
+    }                                                                                      \
+    /* Folds all w elements, keeping every prefix, and stores the prefix of len            \
+     * elements: the same operations in the same order as range, so the same bits,         \
+     * and cheaper than masking each element past the end (a store per element). */        \
+    RG_WINDOW void arith_window_##N(void *out, int64_t seg, const T *restrict x,           \
+                                    int64_t s, int64_t len, int w, int mode)               \
+    {                                                                                      \
+        AT prefix[RG_WIDE + 1], v = (AT)(mode == 1);                                       \
+        prefix[0] = v;                                                                     \
+        if (mode == 1) {                                                                   \
+            RG_UNROLL                                                                      \
+            for (int m = 0; m < w; m++)                                                    \
+                prefix[m + 1] = v *= (AT)x[s + m];                                         \
+        } else {                                                                           \
+            RG_UNROLL                                                                      \
+            for (int m = 0; m < w; m++)                                                    \
+                prefix[m + 1] = v += (AT)x[s + m];                                         \
+        }                                                                                  \
+        ((ST *)out)[seg] = (ST)prefix[len];                                                \
     }
 
 /* EXTREME: min 0, max 1, argmin 2, argmax 3 (bit 0: max).  combine keeps
  * the earlier operand on ties and takes the first NaN, which makes it
  * associative: any grouping of an ordered sequence gives the first NaN, or
  * else the first position of the extreme. */
-#define RG_DEFINE_EXTREME(N, T, AT, ST, ISF, TMIN, TMAX)                                   \
+#define RG_DEFINE_EXTREME(N, T, AT, ST, ISF, TMIN, TMAX, UT)                               \
     static inline extreme_acc_##N extreme_ident_##N(int mode)                              \
     {                                                                                      \
         return (extreme_acc_##N){(mode & 1) ? (T)(TMIN) : (T)(TMAX), -1};                  \
     }                                                                                      \
-    static inline extreme_acc_##N extreme_combine_##N(extreme_acc_##N a, extreme_acc_##N b,\
+    static inline extreme_acc_##N extreme_combine_##N(extreme_acc_##N a, extreme_acc_##N b, \
                                                       int mode)                            \
     {                                                                                      \
         if (a.i < 0 || is_nan_##N(a.v))                                                    \
@@ -140,11 +196,62 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
             ((int64_t *)out)[seg] = a.i < 0 ? -1 : a.i - start;                            \
         else                                                                               \
             ((T *)out)[seg] = a.v;                                                         \
+    }                                                                                      \
+    /* The window's scan for min (is_max false) or max of NaN-free elements: v and at      \
+     * follow the first element, and a later one replaces them only if strictly better,    \
+     * so ties keep the first position.  Written as y < v ? y : v, which compilers make    \
+     * a minsd or cmov rather than a jump.  Every prefix is kept and the one of len        \
+     * elements returned, as in arith_window. */                                           \
+    RG_WINDOW void extreme_scan_##N(const T *restrict x, int64_t len, int w, bool is_max,  \
+                                    T *vp, int64_t *atp)                                   \
+    {                                                                                      \
+        T v = x[0], vs[RG_WIDE];                                                           \
+        int64_t at = 0, ats[RG_WIDE];                                                      \
+        vs[0] = v;                                                                         \
+        ats[0] = 0;                                                                        \
+        RG_UNROLL                                                                          \
+        for (int m = 1; m < w; m++) {                                                      \
+            T y = x[m];                                                                    \
+            if (is_max) {                                                                  \
+                at = y > v ? m : at;                                                       \
+                v = y > v ? y : v;                                                         \
+            } else {                                                                       \
+                at = y < v ? m : at;                                                       \
+                v = y < v ? y : v;                                                         \
+            }                                                                              \
+            vs[m] = v;                                                                     \
+            ats[m] = at;                                                                   \
+        }                                                                                  \
+        *vp = vs[len > 0 ? len - 1 : 0];                                                   \
+        *atp = ats[len > 0 ? len - 1 : 0];                                                 \
+    }                                                                                      \
+    RG_WINDOW void extreme_window_##N(void *out, int64_t seg, const T *restrict x,         \
+                                      int64_t s, int64_t len, int w, int mode)             \
+    {                                                                                      \
+        bool nan = false;                                                                  \
+        for (int m = 0; m < w; m++)                                                        \
+            nan |= is_nan_##N(x[s + m]);                                                   \
+        if (nan) { /* rare, and the fold has the NaN rules */                              \
+            extreme_acc_##N a = extreme_ident_##N(mode);                                   \
+            extreme_range_##N(&a, x, s, s + len, mode);                                    \
+            extreme_store_##N(out, seg, a, s, s + len, mode);                              \
+            return;                                                                        \
+        }                                                                                  \
+        T v;                                                                               \
+        int64_t at;                                                                        \
+        if (mode & 1)                                                                      \
+            extreme_scan_##N(x + s, len, w, true, &v, &at);                                \
+        else                                                                               \
+            extreme_scan_##N(x + s, len, w, false, &v, &at);                               \
+        if (mode >= 2)                                                                     \
+            ((int64_t *)out)[seg] = len > 0 ? at : -1;                                     \
+        else                                                                               \
+            ((T *)out)[seg] = pick_##N(len > 0, v, extreme_ident_##N(mode).v);             \
     }
 
 /* LOGIC: count_nonzero 0, any 1, all 2, all from one count of nonzero
  * elements (NaN is nonzero, as in numpy). */
-#define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX)                                     \
+#define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline logic_acc_##N logic_ident_##N(int mode)                                  \
     {                                                                                      \
         (void)mode;                                                                        \
@@ -173,6 +280,15 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
             ((int64_t *)out)[seg] = (int64_t)a.v;                                          \
         else                                                                               \
             ((uint8_t *)out)[seg] = mode == 1 ? a.v > 0 : a.v == (uint64_t)(end - start);  \
+    }                                                                                      \
+    RG_WINDOW void logic_window_##N(void *out, int64_t seg, const T *restrict x,           \
+                                    int64_t s, int64_t len, int w, int mode)               \
+    {                                                                                      \
+        logic_acc_##N a = {0, 0};                                                          \
+        RG_UNROLL                                                                          \
+        for (int m = 0; m < w; m++)                                                        \
+            a.v += (uint64_t)((m < len) & (x[s + m] != 0));                                \
+        logic_store_##N(out, seg, a, s, s + len, mode);                                    \
     }
 
 RG_EACH_DTYPE(RG_DEFINE_ACC)
@@ -184,18 +300,81 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * The two mappings, generic over family F, dtype N and offsets type IN.
  * ------------------------------------------------------------------------ */
 
+/* Segments classed together by their longest one, to pick a window width. */
+#define RG_TILE 8
+
+/* The widest window of each family: an extreme window costs several times an
+ * arithmetic one per element, and at 16 it measured slower than the fold on
+ * segments of 0 to 15 elements. */
+#define arith_WIDE RG_WIDE
+#define extreme_WIDE 8
+#define logic_WIDE RG_WIDE
+
+/* Reduces the RG_TILE segments from i with windows of width w (a constant, so
+ * that each width gets its own fixed-length loops). */
+#define RG_TILE_WINDOWS(F, N, w)                                                           \
+    for (int j = 0; j < RG_TILE; j++)                                                      \
+    F##_window_##N(out, i + j, x, o[i + j], (int64_t)o[i + j + 1] - o[i + j], w, mode)
+
+/* Reduces and stores segments i .. i1-1 of the content of nelems elements.
+ * A tile of RG_TILE segments all of length <= 1, 8 or 16 runs through windows
+ * of that width (when they stay inside the content); any other segment runs
+ * alone: a window of 8 if it fits, else the fold of its elements. */
+#define RG_DEFINE_SEGMENTS(F, N, T, IN, IT)                                                \
+    static inline void F##_one_##N##_##IN(void *out, int64_t seg, const T *x, int64_t s,   \
+                                   int64_t e, int64_t nelems, int mode)                    \
+    {                                                                                      \
+        if (e - s <= 8 && s + 8 <= nelems) { /* most segments when few are long */         \
+            F##_window_##N(out, seg, x, s, e - s, 8, mode);                                \
+        } else {                                                                           \
+            F##_acc_##N a = F##_ident_##N(mode);                                           \
+            F##_range_##N(&a, x, s, e, mode);                                              \
+            F##_store_##N(out, seg, a, s, e, mode);                                        \
+        }                                                                                  \
+    }                                                                                      \
+    static void F##_segments_##N##_##IN(void *out, const T *x, const IT *o, int64_t i,     \
+                                        int64_t i1, int64_t nelems, int mode)              \
+    {                                                                                      \
+        for (; i + RG_TILE <= i1; i += RG_TILE) {                                          \
+            int64_t longest = 0; /* a max, not a branch per segment */                     \
+            for (int j = 0; j < RG_TILE; j++) {                                            \
+                int64_t len = (int64_t)o[i + j + 1] - o[i + j];                            \
+                longest = len > longest ? len : longest;                                   \
+            }                                                                              \
+            int64_t room = nelems - (int64_t)o[i + RG_TILE - 1]; /* from the last start */ \
+            if (longest <= 1 && (int64_t)o[i + RG_TILE] - o[i] == RG_TILE) /* all 1 */     \
+                for (int j = 0; j < RG_TILE; j++)                                          \
+                    F##_window_##N(out, i + j, x, (int64_t)o[i] + j, 1, 1, mode);          \
+            else if (longest <= 1 && room >= 1)                                            \
+                RG_TILE_WINDOWS(F, N, 1);                                                  \
+            else if (longest <= 8 && room >= 8)                                            \
+                RG_TILE_WINDOWS(F, N, 8);                                                  \
+            else if (longest <= F##_WIDE && room >= F##_WIDE)                              \
+                RG_TILE_WINDOWS(F, N, F##_WIDE);                                           \
+            else                                                                           \
+                for (int j = 0; j < RG_TILE; j++)                                          \
+                    F##_one_##N##_##IN(out, i + j, x, o[i + j], o[i + j + 1], nelems, mode); \
+        }                                                                                  \
+        for (; i < i1; i++)                                                                \
+            F##_one_##N##_##IN(out, i, x, o[i], o[i + 1], nelems, mode);                   \
+    }
+
 /* PER_SEGMENT: segments are dealt out in small dynamic chunks and each is
- * folded by one thread (so one huge segment runs on one thread). */
+ * reduced by one thread (so one huge segment runs on one thread). */
 #define RG_DEFINE_PER_SEGMENT(F, N, T, IN, IT)                                             \
     static void per_segment_##F##_##N##_##IN(void *out, const T *x, const IT *o,           \
-                                             int64_t nsegs, int mode, int team)            \
+                                             int64_t nsegs, int64_t nelems, int mode,      \
+                                             int team)                                     \
     {                                                                                      \
+        int64_t chunks = (nsegs + RG_OMP_SEGMENT_CHUNK - 1) / RG_OMP_SEGMENT_CHUNK;        \
         (void)team;                                                                        \
-        RG_OMP(parallel for schedule(dynamic, RG_OMP_SEGMENT_CHUNK) num_threads(team))     \
-        for (int64_t i = 0; i < nsegs; i++) {                                              \
-            F##_acc_##N a = F##_ident_##N(mode);                                           \
-            F##_range_##N(&a, x, o[i], o[i + 1], mode);                                    \
-            F##_store_##N(out, i, a, o[i], o[i + 1], mode);                                \
+        RG_OMP(parallel for schedule(dynamic, 1) num_threads(team))                        \
+        for (int64_t c = 0; c < chunks; c++) {                                             \
+            int64_t i = c * RG_OMP_SEGMENT_CHUNK, rest = nsegs - i;                        \
+            F##_segments_##N##_##IN(out, x, o, i,                                          \
+                                    i + (rest < RG_OMP_SEGMENT_CHUNK ? rest                \
+                                                                     : RG_OMP_SEGMENT_CHUNK), \
+                                    nelems, mode);                                         \
         }                                                                                  \
     }
 
@@ -233,18 +412,12 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
             F##_part_##N##_##IN *p = &parts[t];                                            \
             p->i0 = i0;                                                                    \
             p->i1 = i1;                                                                    \
-            p->has_head = false;                                                           \
-            for (int64_t i = i0; i < i1; i++) {                                            \
-                int64_t start = o[i], end = o[i + 1];                                      \
-                F##_acc_##N a = F##_ident_##N(mode);                                       \
-                F##_range_##N(&a, x, start > k0 ? start : k0, end, mode);                  \
-                if (start < k0) { /* only i0 can begin before k0 */                        \
-                    p->head = a;                                                           \
-                    p->has_head = true;                                                    \
-                } else {                                                                   \
-                    F##_store_##N(out, i, a, start, end, mode);                            \
-                }                                                                          \
+            p->has_head = i0 < i1 && o[i0] < k0; /* only i0 can begin before k0 */         \
+            if (p->has_head) {                                                             \
+                p->head = F##_ident_##N(mode);                                             \
+                F##_range_##N(&p->head, x, k0, o[i0 + 1], mode);                           \
             }                                                                              \
+            F##_segments_##N##_##IN(out, x, o, i0 + p->has_head, i1, nelems, mode);        \
             p->tail = F##_ident_##N(mode);                                                 \
             if (i1 < nsegs)                                                                \
                 F##_range_##N(&p->tail, x, o[i1] > k0 ? (int64_t)o[i1] : k0, k1, mode);    \
@@ -267,6 +440,7 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
 /* One entry point per (family, dtype, offsets type): allocates the per-thread
  * partials and runs the policy asked for. */
 #define RG_DEFINE_REDUCE(F, N, T, IN, IT)                                                  \
+    RG_DEFINE_SEGMENTS(F, N, T, IN, IT)                                                    \
     RG_DEFINE_PER_SEGMENT(F, N, T, IN, IT)                                                 \
     RG_DEFINE_MERGE_PATH(F, N, T, IN, IT)                                                  \
     static rg_status reduce_##F##_##N##_##IN(rg_context *ctx, void *out, const void *x,    \
@@ -275,7 +449,7 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
     {                                                                                      \
         int team = team_size((size_t)nsegs + (size_t)nelems);                              \
         if (policy == RG_REDUCE_POLICY_PER_SEGMENT) {                                      \
-            per_segment_##F##_##N##_##IN(out, x, o, nsegs, mode, team);                    \
+            per_segment_##F##_##N##_##IN(out, x, o, nsegs, nelems, mode, team);            \
             return RG_OK;                                                                  \
         }                                                                                  \
         F##_part_##N##_##IN *parts = malloc((size_t)team * sizeof *parts);                 \
@@ -287,7 +461,7 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
         return RG_OK;                                                                      \
     }
 
-#define RG_REDUCE_FAMILIES(N, T, AT, ST, ISF, TMIN, TMAX)                                  \
+#define RG_REDUCE_FAMILIES(N, T, AT, ST, ISF, TMIN, TMAX, UT)                              \
     RG_DEFINE_REDUCE(arith, N, T, i32, int32_t)                                            \
     RG_DEFINE_REDUCE(arith, N, T, i64, int64_t)                                            \
     RG_DEFINE_REDUCE(extreme, N, T, i32, int32_t)                                          \
@@ -301,7 +475,7 @@ typedef rg_status (*reduce_fn)(rg_context *ctx, void *out, const void *x, const 
                                rg_reduce_policy policy);
 
 /* The instance for a content dtype, family (RG_FAMILY_*) and offsets dtype. */
-#define RG_TABLE_ROW(N, T, AT, ST, ISF, TMIN, TMAX)                                        \
+#define RG_TABLE_ROW(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                    \
     {{reduce_arith_##N##_i32, reduce_arith_##N##_i64},                                     \
      {reduce_extreme_##N##_i32, reduce_extreme_##N##_i64},                                 \
      {reduce_logic_##N##_i32, reduce_logic_##N##_i64}},
