@@ -64,9 +64,13 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
         const U *x = data;                                                                 \
         const U m = (U)mask;                                                               \
         int64_t c = 0;                                                                     \
+        /* v | -v has the top bit set iff v != 0: and, neg, or and shift       \
+         * vectorise for 8-byte lanes even where SSE2 lacks their compare. */      \
         RG_OMP(simd reduction(+ : c))                                                      \
-        for (size_t k = begin; k < end; k++)                                               \
-            c += (x[k] & m) != 0;                                                          \
+        for (size_t k = begin; k < end; k++) {                                             \
+            U v = x[k] & m;                                                                \
+            c += (U)(v | (U)-v) >> (8 * sizeof(U) - 1);                                    \
+        }                                                                                  \
         return c;                                                                          \
     }                                                                                      \
     static void nz_write_##S(const void *data, uint64_t mask, size_t begin, size_t end,    \
