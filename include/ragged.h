@@ -372,6 +372,18 @@ RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
 RG_API rg_status rg_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
                             const int64_t *shape, size_t ndim, int64_t nnz_bound);
 
+/* rg_nonzero into an existing array: the rows are written to the start of
+ * coords (RG_INT64 and of a's context, else RG_EDTYPE / RG_EINVAL) and *nnz
+ * (not NULL) receives their number; the rest of coords keeps its values.
+ * Calls that reuse coords skip allocating a result and touching its fresh
+ * pages for the first time, which for a large result costs about as much as
+ * writing it.  More rows than coords holds is RG_ERANGE (the message gives
+ * the real count) with coords and *nnz untouched.  On OpenCL, room for a
+ * row per element of a (length * ndim) lets the count and the write run
+ * back to back with one wait at the end.  shape and ndim as in rg_nonzero. */
+RG_API rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
+                                 const int64_t *shape, size_t ndim);
+
 /* Per segment, like awkward's argwhere on every list: for content split by
  * offsets (RG_INT32 or RG_INT64, nsegs + 1 elements, the last equal to the
  * content length), *positions_out receives a new RG_INT64 array holding,

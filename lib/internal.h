@@ -78,6 +78,12 @@ typedef struct rg_ops {
      * front end frees it.  shape is valid, its product is a's length. */
     rg_status (*nonzero)(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                          const int64_t *shape, size_t ndim, int64_t bound);
+    /* *nnz = the count; when coords (RG_INT64, same context) has room for
+     * nnz rows of ndim, they are written to its start and the rest of it is
+     * left as it was; otherwise coords is untouched (the front end reports
+     * RG_ERANGE).  shape is valid, its product is a's length. */
+    rg_status (*nonzero_into)(rg_array *coords, int64_t *nnz, const rg_array *a, uint64_t mask,
+                              const int64_t *shape, size_t ndim);
     /* positions holds the flat indices of the non-zeros of the content split
      * by offsets (valid, RG_INT32/RG_INT64), ascending, at least one; makes
      * seg_offsets[i] = the number of positions below offsets[i] (nsegs + 1,
@@ -123,6 +129,7 @@ struct rg_array {
     size_t length;
     size_t nbytes;              /* length * rg_dtype_size(dtype), checked for overflow */
     void *host;                 /* OpenMP: the elements */
+    bool host_mapped;           /* OpenMP: host is a mapping of its own, not malloc'd */
     void *dev;                  /* OpenCL: the cl_mem */
     size_t capacity;            /* elements of storage, >= length (lists grow into it) */
     /* Backends with a device copy (ops->dev_upload set) keep an optional host

@@ -1,4 +1,4 @@
-/* nonzero.c — front end of count_nonzero, nonzero and segment_nonzero: checks, the
+/* nonzero.c — front end of count_nonzero, nonzero, nonzero_into and segment_nonzero: checks, the
  * non-zero test per dtype, the nnz bound, and trimming the result. */
 #include "config.h"
 
@@ -131,6 +131,42 @@ rg_status rg_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, const i
     return RG_OK;
 }
 
+rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
+                          const int64_t *shape, size_t ndim)
+{
+    static const char fn[] = "rg_nonzero_into";
+    if (!a)
+        return RG_EINVAL;
+    rg_context *ctx = a->ctx;
+    if (!coords)
+        return rg_set_error(ctx, RG_EINVAL, "%s: coords is NULL", fn);
+    if (!nnz)
+        return rg_set_error(ctx, RG_EINVAL, "%s: nnz is NULL (it says how many rows were "
+                            "written)", fn);
+    if (coords->ctx != ctx)
+        return rg_set_error(ctx, RG_EINVAL, "%s: coords belongs to another context", fn);
+    if (coords->dtype != RG_INT64)
+        return rg_set_error(ctx, RG_EDTYPE, "%s: coords must be int64, not %s", fn,
+                            rg_dtype_name(coords->dtype));
+    uint64_t mask;
+    rg_status st = check_input(a, fn, &mask);
+    if (st == RG_OK)
+        st = check_shape(ctx, shape, ndim, a->length, fn);
+    if (st != RG_OK)
+        return st;
+    int64_t count = 0;
+    if (a->length > 0)
+        st = ctx->ops->nonzero_into(coords, &count, a, mask, shape, ndim);
+    if (st == RG_OK && (uint64_t)count > coords->length / ndim)
+        st = rg_set_error(ctx, RG_ERANGE,
+                          "%s: coords has room for %zu rows of %zu, but the input has %lld "
+                          "non-zero elements; coords was not changed",
+                          fn, coords->length / ndim, ndim, (long long)count);
+    if (st == RG_OK)
+        *nnz = count;
+    return st;
+}
+
 rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
                              const rg_array *content, const rg_array *offsets)
 {
@@ -158,6 +194,10 @@ rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
         st = rg_array_create(&positions, ctx, RG_INT64, 0);
     else
         st = ctx->ops->nonzero(&positions, &count, content, mask, flat_shape, 1, -1);
+    /* The backend may have allocated spare rows; segment_nonzero takes the
+     * positions' length as the count. */
+    if (st == RG_OK)
+        rg_array_trim(positions, (size_t)count);
     if (st == RG_OK)
         st = rg_array_create(&seg_offsets, ctx, RG_INT64, offsets->length);
     /* With no non-zeros the zero-filled offsets are already right. */
@@ -168,7 +208,6 @@ rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
         rg_array_free(seg_offsets);
         return st;
     }
-    rg_array_trim(positions, (size_t)count);
     *offsets_out = seg_offsets;
     *positions_out = positions;
     return RG_OK;

@@ -423,6 +423,57 @@ START_TEST(test_fill_copy)
 }
 END_TEST
 
+/* Arrays from 32 MiB up have storage of their own on the OpenMP backend (a
+ * mapping with huge pages): created zeroed, written, and grown by a list
+ * (moved by mremap, the grown part zero) they must behave as any other. */
+START_TEST(test_big_storage)
+{
+    TEST_CONTEXT(ctx, _i);
+    size_t n = ((size_t)33 << 20) / 8 + 3; /* not a whole number of pages */
+    rg_array *a = NULL;
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT64, n), RG_OK);
+    int64_t *got = malloc(n * sizeof *got);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_int_eq(rg_array_read(got, a, 0, n), RG_OK);
+    size_t k = 0; /* one assertion per check: check logs every one it evaluates */
+    while (k < n && got[k] == 0)
+        k++;
+    ck_assert_msg(k == n, "big zeroed array: element %zu is not 0", k);
+    for (k = 0; k < n; k++)
+        got[k] = (int64_t)k * 3;
+    ck_assert_int_eq(rg_array_write(a, 0, got, n), RG_OK);
+    memset(got, 0, n * sizeof *got);
+    ck_assert_int_eq(rg_array_read(got, a, 0, n), RG_OK);
+    for (k = 0; k < n && got[k] == (int64_t)k * 3; k++)
+        ;
+    ck_assert_msg(k == n, "big array: element %zu reads %lld", k, (long long)got[k]);
+    rg_array_free(a);
+
+    /* A list of int64 items of 1 Mi elements, reserved at 36 MiB, grown to 80 MiB. */
+    size_t item = (size_t)1 << 20, items = 10;
+    rg_list *list = NULL;
+    ck_assert_int_eq(rg_list_create(&list, ctx, RG_INT64, 9 * item / 2), RG_OK);
+    for (size_t i = 0; i < items; i++) {
+        for (k = 0; k < item; k++)
+            got[k] = (int64_t)(i * item + k);
+        ck_assert_int_eq(rg_list_append(list, got, item), RG_OK);
+    }
+    ck_assert_uint_eq(rg_list_nelems(list), items * item);
+    for (size_t i = 0; i < items; i++) {
+        size_t length = 0;
+        ck_assert_int_eq(rg_list_get(got, item, &length, list, (ptrdiff_t)i), RG_OK);
+        ck_assert_uint_eq(length, item);
+        for (k = 0; k < item && got[k] == (int64_t)(i * item + k); k++)
+            ;
+        ck_assert_msg(k == item, "big list: item %zu element %zu reads %lld", i, k,
+                      (long long)got[k]);
+    }
+    rg_list_free(list);
+    free(got);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *array_suite(void)
 {
     Suite *s = suite_create("array");
@@ -443,6 +494,7 @@ Suite *array_suite(void)
     tcase_add_loop_test(tc, test_huge_alloc, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_foreign_context, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_big_storage, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     return s;

@@ -1,4 +1,4 @@
-/* check_nonzero.c — count_nonzero, nonzero and segment_nonzero: every dtype, densities, shapes, bounds, errors. */
+/* check_nonzero.c — count_nonzero, nonzero, nonzero_into and segment_nonzero: every dtype, densities, shapes, bounds, errors. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <float.h>
@@ -152,8 +152,51 @@ static void expect_coords(rg_context *ctx, const rg_array *a, const int64_t *sha
     rg_array_free(coords);
 }
 
+/* rg_nonzero_into a coords array of room elements filled with -7: the rows
+ * at its start, the rest still -7; with too little room RG_ERANGE, the real
+ * count in the message and coords and nnz untouched. */
+static void expect_into(rg_context *ctx, const rg_array *a, const int64_t *shape, size_t ndim,
+                        size_t room, const int64_t *want, int64_t want_nnz, const char *what)
+{
+    rg_array *coords = NULL;
+    const int64_t sentinel = -7;
+    ck_assert_int_eq(rg_array_create(&coords, ctx, RG_INT64, room), RG_OK);
+    if (room > 0)
+        ck_assert_int_eq(rg_array_fill(coords, &sentinel), RG_OK);
+    int64_t nnz = -5;
+    rg_status st = rg_nonzero_into(coords, &nnz, a, shape, ndim);
+    size_t rows = (size_t)want_nnz * ndim;
+    int64_t *got = read_all(coords);
+    char label[300];
+    snprintf(label, sizeof label, "%s, into room %zu", what, room);
+    if (room >= rows) {
+        ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st),
+                      rg_context_error(ctx));
+        ck_assert_msg(nnz == want_nnz, "%s: nnz %lld, expected %lld", label, (long long)nnz,
+                      (long long)want_nnz);
+        test_expect_i64(got, want, rows, label);
+    } else {
+        ck_assert_msg(st == RG_ERANGE, "%s: %d (%s), expected RG_ERANGE", label, (int)st,
+                      rg_strerror(st));
+        ck_assert_msg(nnz == -5, "%s: nnz written on RG_ERANGE", label);
+        char count[32];
+        snprintf(count, sizeof count, "%lld non-zero", (long long)want_nnz);
+        ck_assert_msg(test_contains(rg_context_error(ctx), count), "%s: message \"%s\"", label,
+                      rg_context_error(ctx));
+        rows = 0;
+    }
+    size_t i = rows; /* one assertion: check logs every one it evaluates */
+    while (i < room && got[i] == sentinel)
+        i++;
+    ck_assert_msg(i == room, "%s: element %zu past the rows changed to %lld", label, i,
+                  (long long)(i < room ? got[i] : 0));
+    free(got);
+    rg_array_free(coords);
+}
+
 /* Count, nonzero without a bound, with exact and loose bounds, and a bound
- * one too small (RG_ERANGE, outputs untouched). */
+ * one too small (RG_ERANGE, outputs untouched); nonzero_into with exact
+ * room, room for every element, and one row too little. */
 static void check_nonzero(rg_context *ctx, rg_dtype dtype, const unsigned char *buf, size_t n,
                           const int64_t *shape, size_t ndim, const char *what)
 {
@@ -185,6 +228,12 @@ static void check_nonzero(rg_context *ctx, rg_dtype dtype, const unsigned char *
         ck_assert_msg(test_contains(rg_context_error(ctx), "non-zero"), "%s: message \"%s\"",
                       label, rg_context_error(ctx));
     }
+    expect_into(ctx, a, shape, ndim, (size_t)want_nnz * ndim, want, want_nnz, label);
+    if (n * ndim <= (size_t)1 << 23) /* the big inputs would fill and read 100s of MB */
+        expect_into(ctx, a, shape, ndim, n * ndim + 5, want, want_nnz, label);
+    if (want_nnz > 0)
+        expect_into(ctx, a, shape, ndim, (size_t)(want_nnz - 1) * ndim + ndim - 1, want,
+                    want_nnz, label);
     free(want);
     rg_array_free(a);
 }
@@ -336,7 +385,106 @@ START_TEST(test_nonzero_big)
 }
 END_TEST
 
+/* ---- the OpenMP passes' edges --------------------------------------------- */
+
+/* Sizes around the OpenMP backend's serial/parallel threshold (2^15) and its
+ * 512-element blocks, densities around the writer's sparse switch (1/8),
+ * and a dense float64 result of 40 MB (streamed stores, mapped storage). */
+START_TEST(test_nonzero_parts)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const size_t sizes[] = {32767, 32768, 32769, 65536 + 511, 3 * 65536 + 8 * 512 + 7};
+    static const int permilles[] = {0, 1, 10, 120, 125, 130, 500, 990, 1000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof permilles / sizeof *permilles; j++) {
+            size_t n = sizes[i];
+            unsigned char *buf = gen_input(RG_FLOAT64, n, permilles[j], 7 + i * 16 + j);
+            char what[64];
+            snprintf(what, sizeof what, "parts, %d permille", permilles[j]);
+            const int64_t flat[1] = {(int64_t)n}, rows[2] = {(int64_t)n / 7, 7};
+            check_nonzero(ctx, RG_FLOAT64, buf, n, flat, 1, what);
+            if (n % 7 == 0)
+                check_nonzero(ctx, RG_FLOAT64, buf, n, rows, 2, what);
+            const int64_t odd[3] = {1, (int64_t)n, 1};
+            check_nonzero(ctx, RG_FLOAT64, buf, n, odd, 3, what);
+            free(buf);
+        }
+    size_t n = (size_t)5 << 20;
+    const int64_t flat[1] = {(int64_t)n};
+    unsigned char *buf = gen_input(RG_FLOAT64, n, 990, 3);
+    check_nonzero(ctx, RG_FLOAT64, buf, n, flat, 1, "big, dense");
+    free(buf);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- errors --------------------------------------------------------------- */
+
+/* rg_nonzero_into fails with want and leaves coords and nnz alone. */
+static void expect_into_fails(rg_context *ctx, rg_array *coords, const rg_array *a,
+                              const int64_t *shape, size_t ndim, rg_status want,
+                              const char *needle, const char *what)
+{
+    int64_t nnz = -5;
+    int64_t before[12];
+    size_t room = rg_array_length(coords) < 12 ? rg_array_length(coords) : 12;
+    ck_assert_int_eq(rg_array_read(before, coords, 0, room), RG_OK);
+    rg_status st = rg_nonzero_into(coords, &nnz, a, shape, ndim);
+    ck_assert_msg(st == want, "%s: %d (%s), expected %d (%s)", what, (int)st, rg_strerror(st),
+                  (int)want, rg_strerror(want));
+    ck_assert_msg(nnz == -5, "%s: nnz written on error", what);
+    int64_t after[12];
+    ck_assert_int_eq(rg_array_read(after, coords, 0, room), RG_OK);
+    ck_assert_msg(memcmp(before, after, room * sizeof *after) == 0, "%s: coords written", what);
+    ck_assert_msg(test_contains(rg_context_error(ctx), needle), "%s: message \"%s\" lacks \"%s\"",
+                  what, rg_context_error(ctx), needle);
+}
+
+START_TEST(test_nonzero_into_errors)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t values[12] = {0, 1, 0, 2, 3, 0, 0, 0, 4, 0, 5, 0};
+    rg_array *a = test_array_from_i64(ctx, RG_INT32, values, 12);
+    const int64_t ok[2] = {3, 4}, mismatch[2] = {3, 5};
+    const int64_t nine[9] = {9, 9, 9, 9, 9, 9, 9, 9, 9};
+    rg_array *coords = test_array_from_i64(ctx, RG_INT64, nine, 9);
+    rg_array *narrow = test_array_from_i64(ctx, RG_INT32, nine, 9);
+    expect_into_fails(ctx, coords, a, ok, 2, RG_ERANGE, "5 non-zero", "room for 4 rows of 2");
+    expect_into_fails(ctx, coords, a, mismatch, 2, RG_ESIZE, "15", "product 15 for 12");
+    expect_into_fails(ctx, coords, a, ok, 0, RG_EINVAL, "ndim", "ndim 0");
+    expect_into_fails(ctx, coords, a, NULL, 2, RG_EINVAL, "shape", "shape NULL");
+    expect_into_fails(ctx, narrow, a, ok, 2, RG_EDTYPE, "int64", "int32 coords");
+    rg_context *other = NULL;
+    ck_assert_int_eq(rg_context_create(&other, RG_BACKEND_OPENMP), RG_OK);
+    rg_array *foreign = NULL;
+    ck_assert_int_eq(rg_array_create(&foreign, other, RG_INT64, 12), RG_OK);
+    expect_into_fails(ctx, foreign, a, ok, 2, RG_EINVAL, "another context", "foreign coords");
+    int64_t nnz = -5;
+    ck_assert_int_eq(rg_nonzero_into(NULL, &nnz, a, ok, 2), RG_EINVAL);
+    ck_assert_int_eq(rg_nonzero_into(coords, NULL, a, ok, 2), RG_EINVAL);
+    ck_assert_msg(test_contains(rg_context_error(ctx), "nnz"), "message \"%s\"",
+                  rg_context_error(ctx));
+    ck_assert_int_eq(rg_nonzero_into(coords, &nnz, NULL, ok, 2), RG_EINVAL);
+    ck_assert_int_eq(nnz, -5);
+
+    /* After all that, 1-D fits: 5 rows, the other 4 elements keep their 9s. */
+    const int64_t flat[1] = {12};
+    ck_assert_int_eq(rg_nonzero_into(coords, &nnz, a, flat, 1), RG_OK);
+    ck_assert_int_eq(nnz, 5);
+    const int64_t want[9] = {1, 3, 4, 8, 10, 9, 9, 9, 9};
+    int64_t *got = read_all(coords);
+    test_expect_i64(got, want, 9, "into after errors");
+    free(got);
+    rg_array_free(foreign);
+    rg_context_free(other);
+    rg_array_free(narrow);
+    rg_array_free(coords);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* ---- errors of rg_nonzero ---------------------------------------------------- */
 
 /* rg_nonzero fails with want and leaves both outputs alone. */
 static void expect_nonzero_fails(rg_context *ctx, const rg_array *a, const int64_t *shape,
@@ -551,6 +699,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("segments");
@@ -559,6 +708,7 @@ Suite *nonzero_suite(void)
 
     tc = test_tcase("errors");
     tcase_add_loop_test(tc, test_nonzero_errors, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_into_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_segment_nonzero_errors, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

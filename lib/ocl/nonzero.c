@@ -174,6 +174,34 @@ rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
     return RG_OK;
 }
 
+/* With room for a row per element, the count and the write go back to back
+ * and the total is read once at the end; otherwise the total is read first
+ * and the write is launched only when the rows fit (else coords is not
+ * touched: no upload, no kernel). */
+rg_status rg_ocl_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a, uint64_t mask,
+                              const int64_t *shape, size_t ndim)
+{
+    rg_context *ctx = a->ctx;
+    size_t room = coords->length / ndim;
+    bool worst_case = room >= a->length;
+    int64_t total = 0;
+    nz_plan p;
+    rg_status st = plan_make(&p, a, mask, true);
+    if (st == RG_OK)
+        st = launch_count(a, &p);
+    if (st == RG_OK && !worst_case)
+        st = read_total(ctx, &p, &total);
+    if (st == RG_OK && (worst_case || (total > 0 && (uint64_t)total <= room)))
+        st = launch_write(a, &p, shape, ndim, worst_case ? (cl_ulong)room : (cl_ulong)total,
+                          coords);
+    if (st == RG_OK && worst_case)
+        st = read_total(ctx, &p, &total);
+    plan_free(&p);
+    if (st == RG_OK)
+        *nnz = total;
+    return st;
+}
+
 rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
                                  const rg_array *offsets)
 {

@@ -630,6 +630,7 @@ const rg_ops rg_ocl_ops = {
     .array_trim = rg_ocl_array_trim,
     .nonzero_count = rg_ocl_nonzero_count,
     .nonzero = rg_ocl_nonzero,
+    .nonzero_into = rg_ocl_nonzero_into,
     .segment_nonzero = rg_ocl_segment_nonzero,
     .array_grow = array_grow,
     .scalar = scalar,

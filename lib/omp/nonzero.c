@@ -5,14 +5,8 @@
 
 #include "omp.h"
 
-/* How many indices a part remembers while it counts.  A part whose
- * non-zeros all fit is written from this buffer and its input is read once;
- * a denser part re-reads only the elements after the buffer filled up.  The
- * alternatives cost more: re-reading everything reads up to 8 bytes per
- * element again, and a worst-case index buffer writes and reads 8 bytes per
- * non-zero and needs 8 bytes per element of memory.  2^14 indices (128 KiB)
- * stay in L2 next to the input being streamed. */
-#define NZ_BUFFER ((size_t)1 << 14)
+/* Elements compacted at a time by the 1-D writer (its stack block). */
+#define RG_NZ_BLOCK 512
 
 /* Elements are read as unsigned integers of their size (the front end's mask
  * does the rest).  may_alias: the bytes may have been stored as floats or
@@ -22,23 +16,6 @@ typedef uint16_t __attribute__((may_alias)) rg_bits16;
 typedef uint32_t __attribute__((may_alias)) rg_bits32;
 typedef uint64_t __attribute__((may_alias)) rg_bits64;
 #define RG_EACH_BITS(X) X(1, rg_bits8) X(2, rg_bits16) X(4, rg_bits32) X(8, rg_bits64)
-
-/* One contiguous part of the input, counted and later written by one thread. */
-typedef struct nz_part {
-    size_t begin, end; /* its elements */
-    int64_t *buf;      /* indices of its first non-zeros, room for cap */
-    size_t cap;
-    size_t resume;     /* first element whose non-zero (if any) is not in buf */
-    int64_t nbuf;      /* indices in buf */
-    int64_t count;     /* non-zeros in [begin, end) */
-    int64_t row;       /* non-zeros before begin: where its rows start */
-} nz_part;
-
-typedef struct nz_team {
-    int parts;
-    nz_part *part;
-    int64_t *buffers; /* one block for all parts' buf */
-} nz_team;
 
 /* row[0 .. ndim) = the row-major coordinates of flat index k (every dimension > 0). */
 static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t ndim)
@@ -51,63 +28,90 @@ static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t
     row[0] = k;
 }
 
-/* Elements compacted at a time by the 1-D writer (its stack block). */
-#define RG_NZ_BLOCK 512
+/* A result of at least this many bytes is written with non-temporal stores:
+ * it cannot stay in cache anyway, and they skip reading each line before
+ * writing it (a third less memory traffic for the 1-D writer). */
+#define RG_NZ_STREAM_MIN ((size_t)32 << 20)
 
-/* Counts part p; fills its buffer with the first non-zeros on the way. */
-#define RG_DEFINE_NZ_COUNT(S, U)                                                           \
-    static void nz_count_##S(const void *data, uint64_t mask, nz_part *p)                 \
-    {                                                                                      \
-        const U *x = data;                                                                 \
-        const U m = (U)mask;                                                               \
-        size_t k = p->begin;                                                               \
-        int64_t buffered = 0, rest = 0;                                                    \
-        for (; k < p->end && (size_t)buffered < p->cap; k++)                               \
-            if (x[k] & m)                                                                  \
-                p->buf[buffered++] = (int64_t)k;                                           \
-        p->resume = k;                                                                     \
-        p->nbuf = buffered;                                                                \
-        RG_OMP(simd reduction(+ : rest))                                                   \
-        for (size_t j = k; j < p->end; j++)                                                \
-            rest += (x[j] & m) != 0;                                                       \
-        p->count = buffered + rest;                                                        \
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#define RG_NZ_HAVE_STREAM 1
+#endif
+
+/* dst[0 .. n) = src[0 .. n), streamed past the caches if stream. */
+static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool stream)
+{
+#ifdef RG_NZ_HAVE_STREAM
+    if (stream) {
+        for (; n > 0 && ((uintptr_t)dst & 15); n--)
+            _mm_stream_si64((long long *)dst++, *src++);
+        for (; n >= 2; n -= 2, dst += 2, src += 2)
+            _mm_stream_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+        if (n)
+            _mm_stream_si64((long long *)dst, *src);
+        return;
     }
+#endif
+    memcpy(dst, src, n * sizeof *dst);
+}
 
-/* Writes part p's rows: the buffered indices unravelled by division, then the
- * rest of the part re-read with an odometer (one increment per element
- * instead of ndim - 1 divisions per non-zero). */
-#define RG_DEFINE_NZ_WRITE(S, U)                                                           \
-    static void nz_write_##S(const void *data, uint64_t mask, const nz_part *p,           \
-                             const int64_t *shape, size_t ndim, int64_t *out)              \
+/* nz_count_S: the non-zeros among x[begin, end).
+ * nz_write_S: their rows, from row on (row-major, ndim coordinates each);
+ * sparse: few non-zeros are expected, stream: see put_rows. */
+#define RG_DEFINE_NZ(S, U)                                                                 \
+    static int64_t nz_count_##S(const void *data, uint64_t mask, size_t begin, size_t end) \
     {                                                                                      \
         const U *x = data;                                                                 \
         const U m = (U)mask;                                                               \
-        int64_t *row = out + (size_t)p->row * ndim;                                        \
-        for (int64_t i = 0; i < p->nbuf; i++, row += ndim)                                 \
-            unravel(row, p->buf[i], shape, ndim);                                          \
+        int64_t c = 0;                                                                     \
+        /* v | -v has the top bit set iff v != 0: and, neg, or and shift       \
+         * vectorise for 8-byte lanes even where SSE2 lacks their compare. */      \
+        RG_OMP(simd reduction(+ : c))                                                      \
+        for (size_t k = begin; k < end; k++) {                                             \
+            U v = x[k] & m;                                                                \
+            c += (U)(v | (U)-v) >> (8 * sizeof(U) - 1);                                    \
+        }                                                                                  \
+        return c;                                                                          \
+    }                                                                                      \
+    static void nz_write_##S(const void *data, uint64_t mask, size_t begin, size_t end,    \
+                             const int64_t *shape, size_t ndim, int64_t *row, bool sparse,  \
+                             bool stream)                                                  \
+    {                                                                                      \
+        const U *x = data;                                                                 \
+        const U m = (U)mask;                                                               \
         if (ndim == 1) {                                                                   \
             /* Branch-free: every index is stored and the cursor moves only on a       \
-             * non-zero (no mispredictions at 50% density); a small local block     \
-             * keeps the spare store away from the next part's rows. */              \
+             * non-zero (no mispredictions at 50% density); the local block keeps   \
+             * the spare store off the next part's rows.  A sparse part first tests \
+             * 8 elements at once and skips them when all are zero. */               \
             int64_t blk[RG_NZ_BLOCK];                                                      \
-            for (size_t k0 = p->resume; k0 < p->end; k0 += RG_NZ_BLOCK) {                  \
-                size_t k1 = p->end - k0 < RG_NZ_BLOCK ? p->end : k0 + RG_NZ_BLOCK;         \
-                size_t n = 0;                                                              \
-                for (size_t k = k0; k < k1; k++) {                                         \
+            for (size_t k0 = begin; k0 < end; k0 += RG_NZ_BLOCK) {                         \
+                size_t k1 = end - k0 < RG_NZ_BLOCK ? end : k0 + RG_NZ_BLOCK;               \
+                size_t n = 0, k = k0;                                                      \
+                for (; sparse && k + 8 <= k1; k += 8) {                                    \
+                    U any = 0;                                                             \
+                    for (int j = 0; j < 8; j++)                                            \
+                        any |= x[k + j];                                                   \
+                    for (int j = 0; any & m && j < 8; j++) {                               \
+                        blk[n] = (int64_t)(k + j);                                         \
+                        n += (x[k + j] & m) != 0;                                          \
+                    }                                                                      \
+                }                                                                          \
+                for (; k < k1; k++) {                                                      \
                     blk[n] = (int64_t)k;                                                   \
                     n += (x[k] & m) != 0;                                                  \
                 }                                                                          \
-                memcpy(row, blk, n * sizeof *row);                                         \
+                put_rows(row, blk, n, stream);                                             \
                 row += n;                                                                  \
             }                                                                              \
             return;                                                                        \
         }                                                                                  \
-        if (p->resume >= p->end)                                                           \
-            return;                                                                        \
+        /* An odometer: one increment per element instead of ndim - 1 divisions   \
+         * per non-zero. */                                                           \
         int64_t c[RG_NONZERO_MAX_DIMS];                                                    \
         size_t last = ndim - 1;                                                            \
-        unravel(c, (int64_t)p->resume, shape, ndim);                                       \
-        for (size_t k = p->resume; k < p->end; k++) {                                      \
+        unravel(c, (int64_t)begin, shape, ndim);                                           \
+        for (size_t k = begin; k < end; k++) {                                             \
             if (x[k] & m) {                                                                \
                 memcpy(row, c, ndim * sizeof *row);                                        \
                 row += ndim;                                                               \
@@ -122,117 +126,130 @@ static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t
         }                                                                                  \
     }
 
-RG_EACH_BITS(RG_DEFINE_NZ_COUNT)
-RG_EACH_BITS(RG_DEFINE_NZ_WRITE)
+RG_EACH_BITS(RG_DEFINE_NZ)
 
-typedef void (*nz_count_fn)(const void *, uint64_t, nz_part *);
-typedef void (*nz_write_fn)(const void *, uint64_t, const nz_part *, const int64_t *, size_t,
-                            int64_t *);
+typedef int64_t (*nz_count_fn)(const void *, uint64_t, size_t, size_t);
+typedef void (*nz_write_fn)(const void *, uint64_t, size_t, size_t, const int64_t *, size_t,
+                            int64_t *, bool, bool);
 static const nz_count_fn count_fns[9] = {[1] = nz_count_1, [2] = nz_count_2, [4] = nz_count_4,
                                          [8] = nz_count_8};
 static const nz_write_fn write_fns[9] = {[1] = nz_write_1, [2] = nz_write_2, [4] = nz_write_4,
                                          [8] = nz_write_8};
 
-static void team_free(nz_team *team)
-{
-    free(team->buffers);
-    free(team->part);
-}
+/* The non-zeros of a in two passes over the same contiguous parts, one per
+ * thread: count each part, add up the counts, then each part writes its
+ * rows from where the parts before it end.  The input is read twice.  A
+ * single read was tried: threads agreeing on the rows of every cache-sized
+ * step (count it, barrier, write it from cache) is faster on an idle
+ * machine, but a barrier per step stalls a whole time slice whenever either
+ * thread is preempted, and on a busy machine it ran 5-20x slower. */
+typedef struct nz_parts {
+    int parts;
+    int64_t *count; /* per part, the rows of the parts before it */
+} nz_parts;
 
-/* Cuts a into one part per thread, each with a buffer of up to cap indices
- * (0: count only).  Parts, not threads, carry the state between the count
- * and the write, so a second team with fewer threads still writes right. */
-static rg_status team_make(nz_team *team, const rg_array *a, size_t cap)
+/* Counts every part; returns the total.  On failure (no memory for the
+ * counts) nothing is written and *total is not set. */
+static rg_status count_parts(nz_parts *p, const rg_array *a, uint64_t mask, int64_t *total)
 {
-    size_t n = a->length, total = 0;
-    team->parts = team_size(n);
-    team->part = calloc((size_t)team->parts, sizeof *team->part);
-    team->buffers = NULL;
-    for (int t = 0; team->part && t < team->parts; t++) {
-        nz_part *p = &team->part[t];
-        p->begin = part_begin(n, t, team->parts);
-        p->end = part_begin(n, t + 1, team->parts);
-        p->cap = p->end - p->begin < cap ? p->end - p->begin : cap;
-        total += p->cap;
-    }
-    if (team->part && total > 0 && (team->buffers = malloc(total * sizeof(int64_t)))) {
-        int64_t *next = team->buffers;
-        for (int t = 0; t < team->parts; t++) {
-            team->part[t].buf = next;
-            next += team->part[t].cap;
-        }
-    }
-    if (!team->part || (total > 0 && !team->buffers)) {
-        team_free(team);
+    nz_count_fn count = count_fns[rg_dtype_size(a->dtype)];
+    size_t n = a->length;
+    int parts = team_size(n);
+    int64_t *c = malloc((size_t)parts * sizeof *c);
+    if (!c)
         return rg_set_error(a->ctx, RG_ENOMEM,
-                            "OpenMP backend: out of host memory for the nonzero parts");
+                            "OpenMP backend: out of host memory for %d nonzero counts", parts);
+    /* schedule(static, 1): parts, not threads, carry the counts, so a team
+     * with fewer threads than asked still counts every part. */
+    RG_OMP(parallel for schedule(static, 1) num_threads(parts))
+    for (int t = 0; t < parts; t++)
+        c[t] = count(a->host, mask, part_begin(n, t, parts), part_begin(n, t + 1, parts));
+    int64_t sum = 0;
+    for (int t = 0; t < parts; t++) {
+        int64_t here = c[t];
+        c[t] = sum;
+        sum += here;
     }
+    p->parts = parts;
+    p->count = c;
+    *total = sum;
     return RG_OK;
 }
 
-/* Counts every part in parallel and gives each its first row; returns the total. */
-static int64_t team_count(nz_team *team, const rg_array *a, uint64_t mask)
+/* Writes the rows of every part to out (room for total rows). */
+static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, const int64_t *shape,
+                        size_t ndim, int64_t *out, int64_t total)
 {
-    nz_count_fn count = count_fns[rg_dtype_size(a->dtype)];
-    nz_part *part = team->part;
-    int parts = team->parts;
+    nz_write_fn write = write_fns[rg_dtype_size(a->dtype)];
+    size_t n = a->length;
+    int parts = p->parts;
+    const int64_t *before = p->count;
+    bool stream = (size_t)total * ndim * sizeof *out >= RG_NZ_STREAM_MIN;
     RG_OMP(parallel for schedule(static, 1) num_threads(parts))
-    for (int t = 0; t < parts; t++)
-        count(a->host, mask, &part[t]);
-    int64_t total = 0;
     for (int t = 0; t < parts; t++) {
-        part[t].row = total;
-        total += part[t].count;
+        size_t begin = part_begin(n, t, parts), end = part_begin(n, t + 1, parts);
+        int64_t rows = (t + 1 < parts ? before[t + 1] : total) - before[t];
+        if (rows > 0)
+            write(a->host, mask, begin, end, shape, ndim, out + (size_t)before[t] * ndim,
+                  (size_t)rows * 8 < end - begin, stream);
+#ifdef RG_NZ_HAVE_STREAM
+        _mm_sfence(); /* the streamed rows are visible once the loop ends */
+#endif
     }
-    return total;
 }
 
 rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
 {
-    nz_team team;
-    rg_status st = team_make(&team, a, 0);
-    if (st != RG_OK)
-        return st;
-    *nnz = team_count(&team, a, mask);
-    team_free(&team);
-    return RG_OK;
+    nz_parts p;
+    rg_status st = count_parts(&p, a, mask, nnz);
+    if (st == RG_OK)
+        free(p.count);
+    return st;
 }
 
+/* Counted first, so the allocation is exact, bound or not. */
 rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                          const int64_t *shape, size_t ndim, int64_t bound)
 {
-    nz_team team;
-    rg_status st = team_make(&team, a, NZ_BUFFER);
+    nz_parts p;
+    int64_t total;
+    *coords = NULL;
+    rg_status st = count_parts(&p, a, mask, &total);
     if (st != RG_OK)
         return st;
-    int64_t total = team_count(&team, a, mask);
     *nnz = total;
-    *coords = NULL;
-    /* The count is on the host already: allocate exactly, bound or not. */
+    size_t length = 0;
+    rg_array *out = NULL;
     if (bound >= 0 && total > bound) {
-        team_free(&team);
+        free(p.count);
         return RG_OK;
     }
-    size_t length;
-    rg_array *out = NULL;
     if (__builtin_mul_overflow((size_t)total, ndim, &length))
         st = rg_set_error(a->ctx, RG_EOVERFLOW, "OpenMP backend: %lld rows of %zu coordinates "
                           "overflow size_t", (long long)total, ndim);
     if (st == RG_OK)
         st = rg_array_create_uninit(&out, a->ctx, RG_INT64, length);
-    if (st == RG_OK && total > 0) {
-        nz_write_fn write = write_fns[rg_dtype_size(a->dtype)];
-        nz_part *part = team.part;
-        int parts = team.parts;
-        int64_t *dst = out->host;
-        RG_OMP(parallel for schedule(static, 1) num_threads(parts))
-        for (int t = 0; t < parts; t++)
-            write(a->host, mask, &part[t], shape, ndim, dst);
-    }
-    team_free(&team);
+    if (st == RG_OK && total > 0)
+        write_parts(&p, a, mask, shape, ndim, out->host, total);
+    free(p.count);
     if (st == RG_OK)
         *coords = out;
     return st;
+}
+
+rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a, uint64_t mask,
+                              const int64_t *shape, size_t ndim)
+{
+    nz_parts p;
+    int64_t total;
+    rg_status st = count_parts(&p, a, mask, &total);
+    if (st != RG_OK)
+        return st;
+    if ((uint64_t)total <= coords->length / ndim && total > 0)
+        write_parts(&p, a, mask, shape, ndim, coords->host, total);
+    free(p.count);
+    *nnz = total;
+    return RG_OK;
 }
 
 /* seg_offsets[i] = the number of positions below o[i]; then each position

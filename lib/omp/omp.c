@@ -1,9 +1,12 @@
 /* omp.c — the OpenMP backend: arrays in host memory, primitives as parallel loops. */
+#define _GNU_SOURCE /* mremap */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "omp.h"
 
@@ -427,12 +430,59 @@ static void omp_destroy(rg_context *ctx)
     (void)ctx; /* no private state */
 }
 
+/* ------------------------------------------------------------------------
+ * Host storage.  Large arrays get a mapping of their own, 2 MiB-aligned and
+ * marked for transparent huge pages: the first touch of 4 KiB pages (a fault
+ * and a kernel zero fill per page) costs several times a write of the same
+ * bytes, and every fresh output of a big op pays it.  glibc maps blocks from
+ * 32 MiB up afresh anyway (its largest dynamic mmap threshold), so below that
+ * malloc, which may reuse freed memory without any fault, stays.  A fresh
+ * anonymous mapping reads as zeros, so zero-filled arrays cost nothing more,
+ * and pages never touched (the spare rows of an over-allocated result) never
+ * take memory.  a->host_mapped tells release, trim and grow which kind it is.
+ * ------------------------------------------------------------------------ */
+
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE)
+#define RG_OMP_MAP_MIN ((size_t)32 << 20)
+#define RG_OMP_HUGE_PAGE ((size_t)2 << 20)
+
+static size_t page_round(size_t nbytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (nbytes + page - 1) / page * page;
+}
+
+/* nbytes (> 0) in a new mapping starting on a huge page boundary; NULL if none. */
+static void *map_huge(size_t nbytes)
+{
+    size_t len = page_round(nbytes), span = len + RG_OMP_HUGE_PAGE;
+    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    /* Over-mapped by one huge page; the slack before and after goes back. */
+    uintptr_t addr = (uintptr_t)p;
+    char *start = p + ((RG_OMP_HUGE_PAGE - addr % RG_OMP_HUGE_PAGE) % RG_OMP_HUGE_PAGE);
+    if (start > p)
+        munmap(p, (size_t)(start - p));
+    if (start + len < p + span)
+        munmap(start + len, (size_t)(p + span - (start + len)));
+    madvise(start, len, MADV_HUGEPAGE); /* advice only: 4 KiB pages still work */
+    return start;
+}
+#endif
+
 static rg_status omp_array_alloc(rg_array *a, bool zero)
 {
     a->host = NULL;
+    a->host_mapped = false;
     if (a->nbytes == 0)
         return RG_OK;
-    a->host = zero ? calloc(1, a->nbytes) : malloc(a->nbytes);
+#ifdef RG_OMP_MAP_MIN
+    if (a->nbytes >= RG_OMP_MAP_MIN && (a->host = map_huge(a->nbytes)))
+        a->host_mapped = true;
+#endif
+    if (!a->host)
+        a->host = zero ? calloc(1, a->nbytes) : malloc(a->nbytes);
     if (!a->host)
         return rg_set_error(a->ctx, RG_ENOMEM,
                             "OpenMP backend: cannot allocate %zu bytes for %zu %s elements",
@@ -442,6 +492,14 @@ static rg_status omp_array_alloc(rg_array *a, bool zero)
 
 static void omp_array_release(rg_array *a)
 {
+#ifdef RG_OMP_MAP_MIN
+    if (a->host_mapped) {
+        munmap(a->host, page_round(a->capacity * rg_dtype_size(a->dtype)));
+        a->host = NULL;
+        a->host_mapped = false;
+        return;
+    }
+#endif
     free(a->host);
     a->host = NULL;
 }
@@ -449,7 +507,18 @@ static void omp_array_release(rg_array *a)
 /* Gives back the memory past the new end; if realloc cannot, the old block serves. */
 static bool omp_array_trim(rg_array *a, size_t old_nbytes)
 {
-    (void)old_nbytes;
+#ifdef RG_OMP_MAP_MIN
+    if (a->host_mapped) { /* the whole pages past the new end go back */
+        size_t keep = page_round(a->nbytes), old = page_round(old_nbytes);
+        if (old > keep)
+            munmap((char *)a->host + keep, old - keep);
+        if (keep == 0) {
+            a->host = NULL;
+            a->host_mapped = false;
+        }
+        return true;
+    }
+#endif
     if (a->nbytes == 0) {
         free(a->host);
         a->host = NULL;
@@ -713,6 +782,21 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
 {
     size_t size = rg_dtype_size(a->dtype);
     size_t old_bytes = old_capacity * size, nbytes = a->capacity * size;
+#ifdef RG_OMP_MAP_MIN
+    if (a->host_mapped) {
+        /* The pages moved or added are the mapping's; new pages read as
+         * zeros, but the last old page may hold bytes from before a trim. */
+        size_t old_len = page_round(old_bytes);
+        void *grown = mremap(a->host, old_len, page_round(nbytes), MREMAP_MAYMOVE);
+        if (grown == MAP_FAILED)
+            return rg_set_error(a->ctx, RG_ENOMEM,
+                                "OpenMP backend: cannot grow a %s array to %zu bytes",
+                                rg_dtype_name(a->dtype), nbytes);
+        memset((char *)grown + old_bytes, 0, (old_len < nbytes ? old_len : nbytes) - old_bytes);
+        a->host = grown;
+        return RG_OK;
+    }
+#endif
     void *grown = realloc(a->host, nbytes > 0 ? nbytes : 1);
     if (!grown)
         return rg_set_error(a->ctx, RG_ENOMEM,
@@ -741,6 +825,7 @@ static const rg_ops omp_ops = {
     .array_trim = omp_array_trim,
     .nonzero_count = rg_omp_nonzero_count,
     .nonzero = rg_omp_nonzero,
+    .nonzero_into = rg_omp_nonzero_into,
     .segment_nonzero = rg_omp_segment_nonzero,
     .array_grow = omp_array_grow,
     .scalar = omp_scalar,

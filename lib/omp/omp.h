@@ -111,6 +111,8 @@ RG_HIDDEN rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64
 RG_HIDDEN rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
                                    uint64_t mask, const int64_t *shape, size_t ndim,
                                    int64_t bound);
+RG_HIDDEN rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
+                                        uint64_t mask, const int64_t *shape, size_t ndim);
 RG_HIDDEN rg_status rg_omp_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
                                            const rg_array *offsets);
 
