@@ -119,6 +119,30 @@ START_TEST(test_validate_bad)
             ck_assert_int_eq(validate(ctx, dt, edge, m, (size_t)edge[m - 1]), RG_EOFFSETS);
             expect_message(rg_context_error(ctx), "decreasing at a block edge", want, value);
         }
+
+        /* Drops to the dtype's extremes, then increasing: every later value is
+         * negative (which also flags the later blocks and thread parts of the
+         * OpenMP check, though they hold no bad pair), or the drop from the
+         * largest to the smallest value wraps to +1 in unsigned arithmetic. */
+        const int64_t lo = dt == RG_INT32 ? INT32_MIN : INT64_MIN;
+        const int64_t hi = dt == RG_INT32 ? INT32_MAX : INT64_MAX;
+        const size_t drops[] = {1, 2, 1024, 20000, 35001, 69000, 70000};
+        for (size_t k = 0; k < sizeof drops / sizeof drops[0]; k++) {
+            for (int shape = 0; shape < (drops[k] >= 2 ? 3 : 1); shape++) {
+                size_t p = drops[k];
+                for (size_t i = 0; i < m; i++)
+                    edge[i] = 3 * (int64_t)i;
+                if (shape >= 1 && p >= 2)
+                    edge[p - 1] = hi; /* still increasing into p - 1 */
+                for (size_t i = p; i < m; i++) /* increasing again from the drop */
+                    edge[i] = (shape == 2 ? 0 : lo) + (int64_t)(i - p);
+                char want[32], value[32];
+                snprintf(want, sizeof want, "%zu", p);
+                snprintf(value, sizeof value, "%lld", (long long)edge[p]);
+                ck_assert_int_eq(validate(ctx, dt, edge, m, 3 * m), RG_EOFFSETS);
+                expect_message(rg_context_error(ctx), "drop to an extreme", want, value);
+            }
+        }
         free(edge);
     }
     rg_context_free(ctx);

@@ -51,10 +51,17 @@ static inline bool is_index_dtype(rg_dtype t)
 
 /* offsets_check: the first i with o[0] != 0 or o[i] < o[i-1], else -1.  Each
  * thread scans its part in blocks: a block is tested with no early exit (so
- * the loop vectorises) and searched only if it holds a bad pair.  Parts are
- * in order, so the smallest bad index over the threads is the first. */
+ * the loop vectorises) and searched only if it may hold a bad pair.  The test
+ * ORs o[i] | (o[i] - o[i-1]) as unsigned and looks at the sign bit: baseline
+ * x86-64 (SSE2) has no 64-bit compare, but has subtract and OR.  While the
+ * offsets so far are monotonic from 0 every value is >= 0, so the difference
+ * cannot overflow and is negative exactly at a bad pair; the first bad pair
+ * therefore always flags its block.  A block can also be flagged by a
+ * negative value that follows a bad pair in an earlier part: its search is
+ * bounded to the block, finds nothing, and the scan goes on.  Parts are in
+ * order, so the smallest bad index over the threads is the first. */
 #define RG_CHECK_BLOCK 1024
-#define RG_DEFINE_OFFSETS_CHECK(N, T)                                                      \
+#define RG_DEFINE_OFFSETS_CHECK(N, T, U)                                                   \
     static int64_t offsets_check_##N(const void *offsets, size_t len)                      \
     {                                                                                      \
         const T *o = offsets;                                                              \
@@ -68,16 +75,18 @@ static inline bool is_index_dtype(rg_dtype t)
             size_t end = 1 + part_begin(pairs, t + 1, nt);                                 \
             for (size_t b = 1 + part_begin(pairs, t, nt); b < end; b += RG_CHECK_BLOCK) {  \
                 size_t e = end - b > RG_CHECK_BLOCK ? b + RG_CHECK_BLOCK : end;            \
-                int any = 0;                                                               \
+                U any = 0;                                                                 \
                 RG_OMP(simd reduction(| : any))                                            \
                 for (size_t i = b; i < e; i++)                                             \
-                    any |= o[i] < o[i - 1];                                                \
-                if (any) {                                                                 \
+                    any |= (U)o[i] | ((U)o[i] - (U)o[i - 1]);                              \
+                if (any >> (sizeof(U) * 8 - 1)) {                                          \
                     size_t i = b;                                                          \
-                    while (o[i] >= o[i - 1])                                               \
+                    while (i < e && o[i] >= o[i - 1])                                      \
                         i++;                                                               \
-                    bad = (int64_t)i;                                                      \
-                    break;                                                                 \
+                    if (i < e) {                                                           \
+                        bad = (int64_t)i;                                                  \
+                        break;                                                             \
+                    }                                                                      \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
@@ -115,7 +124,8 @@ static inline bool is_index_dtype(rg_dtype t)
         *total = sum;                                                                      \
     }
 
-RG_EACH_TYPE(RG_DEFINE_OFFSETS_CHECK)
+RG_DEFINE_OFFSETS_CHECK(i32, int32_t, uint32_t)
+RG_DEFINE_OFFSETS_CHECK(i64, int64_t, uint64_t)
 RG_EACH_TYPE(RG_DEFINE_LENGTHS_TOTAL)
 
 /* lengths: len[i] = o[i+1] - o[i]. */
