@@ -618,6 +618,83 @@ START_TEST(test_primitives_on_list)
 }
 END_TEST
 
+/* ---- past 32 MiB ------------------------------------------------------------------ */
+
+/* The OpenMP backend maps arrays from 32 MiB up with huge pages; a list whose
+ * content grows across that size (appends, an insert at the front that
+ * moves it all, a self-extend, deletes and regrowth, a list made big from
+ * the start) must keep every element where it was.  (A list's content
+ * starts below 32 MiB, so on OpenMP it grows by realloc, not by mremap.) */
+START_TEST(test_big_growth)
+{
+    TEST_CONTEXT(ctx, _i);
+    ref_list r = {0};
+    rg_list *l = NULL;
+    ck_assert_int_eq(rg_list_create(&l, ctx, RG_INT64, 0), RG_OK);
+    size_t big = ((size_t)1 << 20) + 5;
+    int64_t *v = malloc(big * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0; i < 70; i++) { /* ~4.6 Mi elements, 37 MiB */
+        size_t n = 65536 + (i * 37) % 1001;
+        for (size_t k = 0; k < n; k++)
+            v[k] = (int64_t)((i + 1) << 32 | k);
+        ck_assert_int_eq(rg_list_append(l, v, n), RG_OK);
+        ref_insert(&r, r.n, v, n);
+    }
+    ck_assert_uint_ge(rg_list_nelems(l) * 8, (size_t)32 << 20);
+    expect_list(l, &r, "appends past 32 MiB");
+
+    ck_assert_int_eq(rg_list_delete_slice(l, 20, -10), RG_OK);
+    ref_delete(&r, 20, r.n - 10);
+    expect_list(l, &r, "after deleting the middle");
+
+    for (size_t k = 0; k < big; k++)
+        v[k] = -(int64_t)k - 1;
+    ck_assert_int_eq(rg_list_insert(l, 0, v, big), RG_OK);
+    ref_insert(&r, 0, v, big);
+    for (size_t i = 0; i < 50; i++) { /* back past 32 MiB */
+        size_t n = 65536 + 3 * i;
+        for (size_t k = 0; k < n; k++)
+            v[k] = (int64_t)((i + 100) << 32 | k);
+        ck_assert_int_eq(rg_list_insert(l, -1, v, n), RG_OK);
+        ref_insert(&r, r.n - 1, v, n);
+    }
+    expect_list(l, &r, "insert at the front, regrowth past 32 MiB");
+
+    size_t n0 = r.n;
+    ck_assert_int_eq(rg_list_extend(l, l), RG_OK);
+    for (size_t i = 0; i < n0; i++)
+        ref_insert(&r, r.n, r.items[i].v, r.items[i].n);
+    expect_list(l, &r, "self-extend to ~90 MiB");
+
+    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_ADD, 3.0), RG_OK);
+    for (size_t i = 0; i < r.n; i++)
+        for (size_t k = 0; k < r.items[i].n; k++)
+            r.items[i].v[k] += 3;
+    expect_list(l, &r, "big list + 3");
+    rg_list_free(l);
+    ref_free(&r);
+
+    /* Made with 33 MiB + 24 bytes of content, then grown by one item. */
+    size_t n = (((size_t)33 << 20) / 8 + 3) / 3 * 3;
+    int64_t *data = malloc(n * sizeof *data);
+    ck_assert_ptr_nonnull(data);
+    for (size_t k = 0; k < n; k++)
+        data[k] = (int64_t)(k * 2654435761u);
+    ck_assert_int_eq(rg_list_from_item_size(&l, ctx, RG_INT64, data, n, 3), RG_OK);
+    for (size_t i = 0; i < n / 3; i++)
+        ref_insert(&r, r.n, data + 3 * i, 3);
+    ck_assert_int_eq(rg_list_append(l, v, 7), RG_OK);
+    ref_insert(&r, r.n, v, 7);
+    expect_list(l, &r, "33 MiB list, one more item");
+    rg_list_free(l);
+    ref_free(&r);
+    free(data);
+    free(v);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -626,6 +703,7 @@ Suite *list_suite(void)
     tcase_add_loop_test(tc, test_each_op, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_errors_leave_list, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_primitives_on_list, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_big_growth, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("random");
