@@ -806,6 +806,20 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
         a->host = grown;
         return RG_OK;
     }
+    if (nbytes >= RG_OMP_MAP_MIN) {
+        /* Grown to mapping size (a list's content starts empty): move into a
+         * huge-page mapping, as if it had been allocated that size.  Fresh
+         * mapped pages read as zeros, so only the old bytes are copied. */
+        char *mapped = map_huge(nbytes);
+        if (mapped) {
+            if (old_bytes > 0)
+                memcpy(mapped, a->host, old_bytes);
+            free(a->host);
+            a->host = mapped;
+            a->host_mapped = true;
+            return RG_OK;
+        }
+    }
 #endif
     void *grown = realloc(a->host, nbytes > 0 ? nbytes : 1);
     if (!grown)
