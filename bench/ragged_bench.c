@@ -226,6 +226,46 @@ static double time_job(job *j, int reps)
     return m;
 }
 
+/* An op and its ceiling timed in turns (ceiling, op, ceiling, op, ...) after
+ * one warm-up of each: medians of both, and the median of the ratios of
+ * neighbouring runs.  On a shared machine a slow phase then hits both
+ * sides of a ratio instead of only the ceiling, timed once, or only the op. */
+typedef struct paired {
+    double op, ceiling, ratio;
+} paired;
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static double time_once(job *j)
+{
+    double t0 = now();
+    check(j->fn(j), "timed run");
+    check(rg_context_finish(g_ctx), "finish");
+    return now() - t0;
+}
+
+static paired time_paired(job *j, job *ceil, int reps)
+{
+    double *t = malloc(3 * (size_t)reps * sizeof *t);
+    if (!t)
+        die("out of memory");
+    double *op = t, *ce = t + reps, *ratio = t + 2 * reps;
+    (void)time_once(ceil);
+    (void)time_once(j);
+    for (int r = 0; r < reps; r++) {
+        ce[r] = time_once(ceil);
+        op[r] = time_once(j);
+        ratio[r] = op[r] / ce[r];
+    }
+    paired p = {median(op, reps), median(ce, reps), median(ratio, reps)};
+    free(t);
+    return p;
+}
+
 static rg_status run_fill(job *j)
 {
     static const int64_t zero = 0;
@@ -251,20 +291,22 @@ typedef struct row {
     int64_t nelems;
     size_t nsegs;
     double seconds, bytes, ceiling_seconds, copy_gbps;
+    double ratio; /* median of paired ratios; 0: seconds / ceiling_seconds */
 } row;
 
 static void report(const row *r)
 {
     double gbps = r->bytes / r->seconds * 1e-9;
+    double ratio = r->ratio > 0 ? r->ratio : r->seconds / r->ceiling_seconds;
     printf("%-7s %-13s %-9s %10lld %10zu %-12s %10.3f %8.2f %6.2fx %-5s %6.0f%%\n", r->backend,
            r->op, r->dist, (long long)r->nelems, r->nsegs, r->strategy, r->seconds * 1e3, gbps,
-           r->seconds / r->ceiling_seconds, r->ceiling, 100.0 * gbps / r->copy_gbps);
+           ratio, r->ceiling, 100.0 * gbps / r->copy_gbps);
     fflush(stdout);
     if (g_csv)
         fprintf(g_csv, "%s,\"%s\",%s,%s,%lld,%zu,%s,%.6e,%.0f,%.3f,%s,%.6e,%.4f,%.3f,%.4f\n",
                 r->backend, rg_context_device(g_ctx), r->op, r->dist, (long long)r->nelems,
                 r->nsegs, r->strategy, r->seconds, r->bytes, gbps, r->ceiling, r->ceiling_seconds,
-                r->seconds / r->ceiling_seconds, r->copy_gbps, gbps / r->copy_gbps);
+                ratio, r->copy_gbps, gbps / r->copy_gbps);
 }
 
 static void header(void)
@@ -363,29 +405,26 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
     const int64_t one = 1;
     check(rg_array_fill(elem_src, &one), "fill");
 
-    /* Ceilings on this backend: a fill of the op's output, a copy of n elements. */
-    job ceil = {.out = elem_out, .scratch = elem_src, .fn = run_fill};
-    double fill_elems = time_job(&ceil, o->reps);
-    ceil.fn = run_copy;
+    /* Ceilings on this backend: a fill of the op's output (timed in turns
+     * with each op, below), a copy of n elements. */
+    job ceil = {.out = elem_out, .scratch = elem_src, .fn = run_copy};
     double copy_s = time_job(&ceil, o->reps);
     double copy_gbps = 2.0 * 8.0 * (double)n / copy_s * 1e-9;
     rg_array *seg_out = new_array(RG_INT64, nsegs + 1);
-    ceil.out = seg_out;
-    ceil.fn = run_fill;
-    double fill_segs = time_job(&ceil, o->reps);
 
     for (size_t k = 0; k < NOPS; k++) {
         if (!has_word(o->ops, op_table[k].name))
             continue;
         row r = {backend, op_table[k].name, dist_names[d], "-", "fill", n, nsegs, 0, 0, 0,
-                 copy_gbps};
+                 copy_gbps, 0};
         /* byte model: offsets read (nsegs + 1) x 8, output written x 8 */
+        job fill = {.fn = run_fill};
         if (op_table[k].per_element) {
             r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)n;
-            r.ceiling_seconds = fill_elems;
+            fill.out = elem_out;
         } else {
             r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
-            r.ceiling_seconds = fill_segs;
+            fill.out = seg_out;
         }
         j.out = elem_out;
         j.fn = op_table[k].fn;
@@ -395,7 +434,10 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
         const char *best_name = "-";
         for (int s = 0; s < nstrat; s++) {
             j.strategy = strategies[s];
-            r.seconds = time_job(&j, o->reps);
+            paired pt = time_paired(&j, &fill, o->reps);
+            r.seconds = pt.op;
+            r.ceiling_seconds = pt.ceiling;
+            r.ratio = pt.ratio;
             char label[32];
             if (op_table[k].strategies) {
                 snprintf(label, sizeof label, "%s%s%s", rg_strategy_name(strategies[s]),
@@ -468,7 +510,7 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
             char dist[32];
             snprintf(dist, sizeof dist, "dense%.0f%%", 100 * densities[di]);
             row r = {backend, variant ? "nonzero_into" : "nonzero", dist, "-", "copy", n, 0,
-                     t[reps / 2], 0, 0, copy_gbps};
+                     t[reps / 2], 0, 0, copy_gbps, 0};
             r.bytes = 8.0 * (double)n + 8.0 * (double)nnz;
             r.ceiling_seconds = r.bytes / (copy_gbps * 1e9);
             report(&r);
@@ -482,36 +524,43 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
 
 /* The ceiling of a segmented sum: a plain sum of the same values, by
  * OpenMP threads in this program (openmp), or the backend's own reduction
- * of one segment holding everything (opencl). */
-static double plain_sum_seconds(const options *o, const char *backend, const double *values,
-                                rg_array *content, int64_t n)
+ * of one segment holding everything (opencl).  A job, so that it can be
+ * timed in turns with the reductions. */
+static const double *g_plain_values;
+static int64_t g_plain_n;
+static volatile double g_plain_sink; /* volatile: a sum nobody reads could be dropped */
+
+static rg_status run_plain_sum(job *j)
+{
+    (void)j;
+    const double *values = g_plain_values;
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (int64_t k = 0; k < g_plain_n; k++)
+        s += values[k];
+    g_plain_sink = s;
+    return RG_OK;
+}
+
+static job plain_sum_job(const char *backend, const double *values, rg_array *content, int64_t n)
 {
     if (!strcmp(backend, "openmp")) {
-        double t[64], sink = 0;
-        int reps = o->reps < 64 ? o->reps : 64;
-        for (int r = -1; r < reps; r++) {
-            double t0 = now(), s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-            for (int64_t k = 0; k < n; k++)
-                s += values[k];
-            sink += s;
-            if (r >= 0)
-                t[r] = now() - t0;
-        }
-        if (sink == 0.5) /* keeps the sums alive */
-            printf(" ");
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        return t[reps / 2];
+        g_plain_values = values;
+        g_plain_n = n;
+        return (job){.fn = run_plain_sum};
     }
     const int64_t whole[2] = {0, n};
     job j = {.scratch = content, .op = RG_REDUCE_SUM, .policy = RG_REDUCE_POLICY_AUTO,
              .fn = run_reduce};
     check(rg_array_from_host(&j.offsets, g_ctx, RG_INT64, whole, 2), "offsets");
     j.out = new_array(RG_FLOAT64, 1);
-    double s = time_job(&j, o->reps);
-    rg_array_free(j.out);
-    rg_array_free(j.offsets);
-    return s;
+    return j;
+}
+
+static void plain_sum_job_free(job *j)
+{
+    rg_array_free(j->out);
+    rg_array_free(j->offsets);
 }
 
 /* Segmented sum, min and argmax of float64 values; byte model: values read
@@ -537,7 +586,7 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
     j.offsets = new_array(RG_INT64, nsegs + 1);
     check(rg_offsets_from_lengths(j.offsets, lengths), "offsets");
     check(rg_array_from_host(&j.scratch, g_ctx, RG_FLOAT64, values, (size_t)n), "values");
-    double plain = plain_sum_seconds(o, backend, values, j.scratch, n);
+    job plain = plain_sum_job(backend, values, j.scratch, n);
     rg_array *tmp = new_array(RG_FLOAT64, (size_t)n), *copy_src = j.scratch;
     job c = {.out = tmp, .scratch = copy_src, .fn = run_copy};
     double copy_gbps = 2.0 * 8.0 * (double)n / time_job(&c, o->reps) * 1e-9;
@@ -554,8 +603,11 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
             j.policy = policies[p];
             char label[48];
             row r = {backend, rg_reduce_op_name(ops[k]), dist_names[d], label, "sum", n, nsegs,
-                     0, 0, plain, copy_gbps};
-            r.seconds = time_job(&j, o->reps);
+                     0, 0, 0, copy_gbps, 0};
+            paired pt = time_paired(&j, &plain, o->reps);
+            r.seconds = pt.op;
+            r.ceiling_seconds = pt.ceiling;
+            r.ratio = pt.ratio;
             snprintf(label, sizeof label, "%s%s%s", rg_reduce_policy_name(policies[p]),
                      p == 0 ? "=" : "", p == 0 ? rg_reduce_policy_name(j.used_policy) : "");
             r.bytes = 8.0 * (double)n + 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
@@ -572,6 +624,7 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
                fixed[chosen] / best);
         rg_array_free(j.out);
     }
+    plain_sum_job_free(&plain);
     rg_array_free(j.scratch);
     rg_array_free(j.offsets);
     rg_array_free(lengths);
@@ -629,7 +682,8 @@ int main(int argc, char **argv)
                        "ceiling,ceiling_s,ratio,copy_gbps,frac_of_copy\n");
     }
     printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
-           "/ time, 8-byte elements; ratio = time / time of a fill of the same output on the "
+           "/ time, 8-byte elements; ratio = median of time / time of the ceiling run just "
+           "before it (a fill of the same output, or a plain sum of the same values) on the "
            "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.\n\n",
            rg_version_string(), o.reps);
     char backends[64];
