@@ -9,6 +9,10 @@
 
 #include "common.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #define N_DTYPES 11
 static const rg_dtype all_dtypes[N_DTYPES] = {RG_BOOL,   RG_INT8,   RG_INT16,  RG_INT32,
                                               RG_INT64,  RG_UINT8,  RG_UINT16, RG_UINT32,
@@ -524,6 +528,74 @@ START_TEST(test_nonzero_parts)
 }
 END_TEST
 
+/* ---- indices kept by the OpenMP first pass ------------------------------- */
+
+/* An input whose density changes along it: piece j of 8 has permilles[j]. */
+static unsigned char *gen_pieces(rg_dtype dtype, size_t n, const int *permilles, uint64_t seed)
+{
+    size_t size = rg_dtype_size(dtype);
+    unsigned char *buf = malloc(n * size + size);
+    ck_assert_ptr_nonnull(buf);
+    for (int j = 0; j < 8; j++) {
+        size_t b = n * (size_t)j / 8, e = n * (size_t)(j + 1) / 8;
+        unsigned char *piece = gen_input(dtype, e - b, permilles[j], seed + (uint64_t)j);
+        memcpy(buf + b * size, piece, (e - b) * size);
+        free(piece);
+    }
+    return buf;
+}
+
+/* The OpenMP first pass keeps the indices it finds, up to a buffer of an
+ * eighth of the part's bytes, and the second pass reads on from where the
+ * buffer filled.  Densities that change along the input fill it early, late
+ * or never, in some parts and not others; every thread count moves the
+ * parts. */
+START_TEST(test_nonzero_kept)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const int patterns[][8] = {
+        {0, 0, 0, 0, 0, 0, 0, 1000},         {1000, 0, 0, 0, 0, 0, 0, 0},
+        {10, 10, 10, 10, 10, 10, 10, 10},    {200, 10, 500, 0, 990, 0, 50, 300},
+        {125, 125, 125, 125, 125, 125, 125, 125}, {0, 990, 0, 990, 0, 990, 0, 990},
+    };
+    static const rg_dtype dtypes[] = {RG_FLOAT64, RG_INT16, RG_UINT8};
+    static const int threads[] = {1, 2, 3, 5};
+#ifdef _OPENMP
+    int saved = omp_get_max_threads();
+#endif
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+#ifdef _OPENMP
+        omp_set_num_threads(threads[t]);
+#else
+        if (t > 0)
+            break;
+#endif
+        for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+            /* parts big enough to keep indices: 32768 float64, 262144 uint8 */
+            size_t n = dtypes[d] == RG_UINT8 ? ((size_t)1 << 20) + 2 : 400000 + 8;
+            for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+                unsigned char *buf = gen_pieces(dtypes[d], n, patterns[p], 31 * p + d);
+                char what[64];
+                snprintf(what, sizeof what, "kept indices, pattern %zu, %d threads", p,
+                         threads[t]);
+                const int64_t flat[1] = {(int64_t)n}, rows[2] = {(int64_t)n / 2, 2},
+                              cube[3] = {2, (int64_t)n / 6, 3};
+                check_nonzero(ctx, dtypes[d], buf, n, flat, 1, what);
+                if (p % 2 == 0)
+                    check_nonzero(ctx, dtypes[d], buf, n, rows, 2, what);
+                else
+                    check_nonzero(ctx, dtypes[d], buf, n, cube, 3, what);
+                free(buf);
+            }
+        }
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(saved);
+#endif
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- errors --------------------------------------------------------------- */
 
 /* rg_nonzero_into fails with want and leaves coords and nnz alone. */
@@ -806,6 +878,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_kept, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_sparse_big, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

@@ -57,7 +57,8 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
 
 /* nz_count_S: the non-zeros among x[begin, end).
  * nz_write_S: their rows, from row on (row-major, ndim coordinates each);
- * sparse: few non-zeros are expected, stream: see put_rows. */
+ * sparse: few non-zeros are expected, stream: see put_rows.  Returns the
+ * number of rows written. */
 #define RG_DEFINE_NZ(S, U)                                                                 \
     static int64_t nz_count_##S(const void *data, uint64_t mask, size_t begin, size_t end) \
     {                                                                                      \
@@ -73,12 +74,13 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
         }                                                                                  \
         return c;                                                                          \
     }                                                                                      \
-    static void nz_write_##S(const void *data, uint64_t mask, size_t begin, size_t end,    \
-                             const int64_t *shape, size_t ndim, int64_t *row, bool sparse,  \
-                             bool stream)                                                  \
+    static int64_t nz_write_##S(const void *data, uint64_t mask, size_t begin, size_t end, \
+                                const int64_t *shape, size_t ndim, int64_t *row,           \
+                                bool sparse, bool stream)                                  \
     {                                                                                      \
         const U *x = data;                                                                 \
         const U m = (U)mask;                                                               \
+        int64_t *first = row;                                                              \
         if (ndim == 1) {                                                                   \
             /* Branch-free: every index is stored and the cursor moves only on a       \
              * non-zero (no mispredictions at 50% density); the local block keeps   \
@@ -104,7 +106,7 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
                 put_rows(row, blk, n, stream);                                             \
                 row += n;                                                                  \
             }                                                                              \
-            return;                                                                        \
+            return row - first;                                                            \
         }                                                                                  \
         /* An odometer: one increment per element instead of ndim - 1 divisions   \
          * per non-zero. */                                                           \
@@ -124,54 +126,103 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
+        return (row - first) / (int64_t)ndim;                                              \
     }
 
 RG_EACH_BITS(RG_DEFINE_NZ)
 
 typedef int64_t (*nz_count_fn)(const void *, uint64_t, size_t, size_t);
-typedef void (*nz_write_fn)(const void *, uint64_t, size_t, size_t, const int64_t *, size_t,
-                            int64_t *, bool, bool);
+typedef int64_t (*nz_write_fn)(const void *, uint64_t, size_t, size_t, const int64_t *,
+                               size_t, int64_t *, bool, bool);
 static const nz_count_fn count_fns[9] = {[1] = nz_count_1, [2] = nz_count_2, [4] = nz_count_4,
                                          [8] = nz_count_8};
 static const nz_write_fn write_fns[9] = {[1] = nz_write_1, [2] = nz_write_2, [4] = nz_write_4,
                                          [8] = nz_write_8};
 
-/* The non-zeros of a in two passes over the same contiguous parts, one per
- * thread: count each part, add up the counts, then each part writes its
- * rows from where the parts before it end.  The input is read twice.  A
- * single read was tried: threads agreeing on the rows of every cache-sized
- * step (count it, barrier, write it from cache) is faster on an idle
- * machine, but a barrier per step stalls a whole time slice whenever either
- * thread is preempted, and on a busy machine it ran 5-20x slower. */
+/* The non-zeros of a over contiguous parts, one per thread, in two passes:
+ * count each part, add up the counts, then each part writes its rows from
+ * where the parts before it end.  So that sparse input is read once, the
+ * first pass also keeps the flat indices it finds in a buffer per part, of
+ * up to an eighth of the part's bytes; the second pass copies them and
+ * reads only the rest of the part.  Dense input fills the buffer early and
+ * is read about twice, as before: there an index costs more to keep (8
+ * bytes written, then read) than its element costs to read again.  Float64
+ * input up to 12.5% dense is read once.  A single read by
+ * threads agreeing on the rows of every cache-sized step (count it,
+ * barrier, write it from cache) was tried: faster on an idle machine, but a
+ * barrier per step stalls a whole time slice whenever either thread is
+ * preempted, and on a busy machine it ran 5-20x slower. */
 typedef struct nz_parts {
     int parts;
     int64_t *count; /* per part, the rows of the parts before it */
+    int64_t **kept; /* per part, the flat indices kept by the first pass (or NULL) */
+    int64_t *nkept; /* how many */
+    size_t *resume; /* where the first pass stopped keeping them */
 } nz_parts;
 
-/* Counts every part; returns the total.  On failure (no memory for the
- * counts) nothing is written and *total is not set. */
-static rg_status count_parts(nz_parts *p, const rg_array *a, uint64_t mask, int64_t *total)
+/* Elements the first pass hands to the writer at a time; it keeps going
+ * while the buffer has room for a whole step. */
+#define RG_NZ_KEEP_STEP 4096
+
+static void free_parts(nz_parts *p)
+{
+    if (p->kept)
+        for (int t = 0; t < p->parts; t++)
+            free(p->kept[t]);
+    free(p->kept);
+    free(p->count);
+}
+
+/* Counts every part (keeping indices if keep); returns the total.  On
+ * failure (no memory for the counts) nothing is written and *total is not
+ * set.  No memory for a buffer only means that part is read twice. */
+static rg_status count_parts(nz_parts *p, const rg_array *a, uint64_t mask, bool keep,
+                             int64_t *total)
 {
     nz_count_fn count = count_fns[rg_dtype_size(a->dtype)];
+    nz_write_fn write = write_fns[rg_dtype_size(a->dtype)];
     size_t n = a->length;
     int parts = team_size(n);
-    int64_t *c = malloc((size_t)parts * sizeof *c);
-    if (!c)
+    *p = (nz_parts){.parts = parts};
+    /* one allocation: count, nkept and resume */
+    char *block = malloc((size_t)parts * (2 * sizeof(int64_t) + sizeof(size_t)));
+    p->count = (int64_t *)block;
+    if (keep && block)
+        p->kept = calloc((size_t)parts, sizeof *p->kept);
+    if (!block || (keep && !p->kept)) {
+        free(block);
+        p->count = NULL;
         return rg_set_error(a->ctx, RG_ENOMEM,
                             "OpenMP backend: out of host memory for %d nonzero counts", parts);
+    }
+    int64_t *c = p->count;
+    p->nkept = c + parts;
+    p->resume = (size_t *)(p->nkept + parts);
     /* schedule(static, 1): parts, not threads, carry the counts, so a team
      * with fewer threads than asked still counts every part. */
     RG_OMP(parallel for schedule(static, 1) num_threads(parts))
-    for (int t = 0; t < parts; t++)
-        c[t] = count(a->host, mask, part_begin(n, t, parts), part_begin(n, t + 1, parts));
+    for (int t = 0; t < parts; t++) {
+        size_t k = part_begin(n, t, parts), end = part_begin(n, t + 1, parts);
+        size_t room = (end - k) * rg_dtype_size(a->dtype) / 64;
+        int64_t kept = 0, *buf = NULL;
+        if (keep && room >= RG_NZ_KEEP_STEP && (buf = malloc(room * sizeof *buf))) {
+            for (; k < end && room - (size_t)kept >= RG_NZ_KEEP_STEP;) {
+                size_t k1 = end - k < RG_NZ_KEEP_STEP ? end : k + RG_NZ_KEEP_STEP;
+                kept += write(a->host, mask, k, k1, NULL, 1, buf + kept, true, false);
+                k = k1;
+            }
+            p->kept[t] = buf;
+        }
+        p->nkept[t] = kept;
+        p->resume[t] = k;
+        c[t] = kept + count(a->host, mask, k, end);
+    }
     int64_t sum = 0;
     for (int t = 0; t < parts; t++) {
         int64_t here = c[t];
         c[t] = sum;
         sum += here;
     }
-    p->parts = parts;
-    p->count = c;
     *total = sum;
     return RG_OK;
 }
@@ -187,11 +238,22 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
     bool stream = (size_t)total * ndim * sizeof *out >= RG_NZ_STREAM_MIN;
     RG_OMP(parallel for schedule(static, 1) num_threads(parts))
     for (int t = 0; t < parts; t++) {
-        size_t begin = part_begin(n, t, parts), end = part_begin(n, t + 1, parts);
-        int64_t rows = (t + 1 < parts ? before[t + 1] : total) - before[t];
+        size_t begin = p->resume[t], end = part_begin(n, t + 1, parts);
+        int64_t *row = out + (size_t)before[t] * ndim;
+        int64_t kept = p->nkept[t];
+        if (kept == 0) {
+            /* nothing kept: the part is read again from its start */
+        } else if (ndim == 1) {
+            put_rows(row, p->kept[t], (size_t)kept, stream);
+        } else {
+            for (int64_t j = 0; j < kept; j++)
+                unravel(row + (size_t)j * ndim, p->kept[t][j], shape, ndim);
+        }
+        row += (size_t)kept * ndim;
+        int64_t rows = (t + 1 < parts ? before[t + 1] : total) - before[t] - kept;
         if (rows > 0)
-            write(a->host, mask, begin, end, shape, ndim, out + (size_t)before[t] * ndim,
-                  (size_t)rows * 8 < end - begin, stream);
+            write(a->host, mask, begin, end, shape, ndim, row, (size_t)rows * 8 < end - begin,
+                  stream);
 #ifdef RG_NZ_HAVE_STREAM
         _mm_sfence(); /* the streamed rows are visible once the loop ends */
 #endif
@@ -201,9 +263,8 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
 rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
 {
     nz_parts p;
-    rg_status st = count_parts(&p, a, mask, nnz);
-    if (st == RG_OK)
-        free(p.count);
+    rg_status st = count_parts(&p, a, mask, false, nnz);
+    free_parts(&p);
     return st;
 }
 
@@ -214,14 +275,14 @@ rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
     nz_parts p;
     int64_t total;
     *coords = NULL;
-    rg_status st = count_parts(&p, a, mask, &total);
+    rg_status st = count_parts(&p, a, mask, true, &total);
     if (st != RG_OK)
         return st;
     *nnz = total;
     size_t length = 0;
     rg_array *out = NULL;
     if (bound >= 0 && total > bound) {
-        free(p.count);
+        free_parts(&p);
         return RG_OK;
     }
     if (__builtin_mul_overflow((size_t)total, ndim, &length))
@@ -231,7 +292,7 @@ rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
         st = rg_array_create_uninit(&out, a->ctx, RG_INT64, length);
     if (st == RG_OK && total > 0)
         write_parts(&p, a, mask, shape, ndim, out->host, total);
-    free(p.count);
+    free_parts(&p);
     if (st == RG_OK)
         *coords = out;
     return st;
@@ -242,12 +303,12 @@ rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
 {
     nz_parts p;
     int64_t total;
-    rg_status st = count_parts(&p, a, mask, &total);
+    rg_status st = count_parts(&p, a, mask, true, &total);
     if (st != RG_OK)
         return st;
     if ((uint64_t)total <= coords->length / ndim && total > 0)
         write_parts(&p, a, mask, shape, ndim, coords->host, total);
-    free(p.count);
+    free_parts(&p);
     *nnz = total;
     return RG_OK;
 }
