@@ -545,11 +545,11 @@ static unsigned char *gen_pieces(rg_dtype dtype, size_t n, const int *permilles,
     return buf;
 }
 
-/* The OpenMP first pass keeps the indices it finds, up to a buffer of an
- * eighth of the part's bytes, and the second pass reads on from where the
- * buffer filled.  Densities that change along the input fill it early, late
- * or never, in some parts and not others; every thread count moves the
- * parts. */
+/* The OpenMP first pass keeps the indices it finds, in a buffer of up to an
+ * eighth of the part's bytes, while they stay sparse; the second pass reads
+ * on from where it stopped.  Densities that change along the input stop it
+ * early, late or never, or skip it (a dense first step), in some parts and
+ * not others; every thread count moves the parts. */
 START_TEST(test_nonzero_kept)
 {
     TEST_CONTEXT(ctx, _i);

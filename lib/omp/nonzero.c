@@ -144,9 +144,9 @@ static const nz_write_fn write_fns[9] = {[1] = nz_write_1, [2] = nz_write_2, [4]
  * where the parts before it end.  So that sparse input is read once, the
  * first pass also keeps the flat indices it finds in a buffer per part, of
  * up to an eighth of the part's bytes; the second pass copies them and
- * reads only the rest of the part.  Dense input fills the buffer early and
- * is read about twice, as before: there an index costs more to keep (8
- * bytes written, then read) than its element costs to read again.  Float64
+ * reads only the rest of the part.  Dense input stops the keeping after
+ * one step and is read twice, as before: there an index costs more to keep
+ * (8 bytes written, then read) than its element costs to read again.  Float64
  * input up to 12.5% dense is read once.  A single read by
  * threads agreeing on the rows of every cache-sized step (count it,
  * barrier, write it from cache) was tried: faster on an idle machine, but a
@@ -203,10 +203,16 @@ static rg_status count_parts(nz_parts *p, const rg_array *a, uint64_t mask, bool
     RG_OMP(parallel for schedule(static, 1) num_threads(parts))
     for (int t = 0; t < parts; t++) {
         size_t k = part_begin(n, t, parts), end = part_begin(n, t + 1, parts);
-        size_t room = (end - k) * rg_dtype_size(a->dtype) / 64;
+        size_t esize = rg_dtype_size(a->dtype), begin = k, room = (end - k) * esize / 64;
         int64_t kept = 0, *buf = NULL;
-        if (keep && room >= RG_NZ_KEEP_STEP && (buf = malloc(room * sizeof *buf))) {
-            for (; k < end && room - (size_t)kept >= RG_NZ_KEEP_STEP;) {
+        /* a dense first step skips the keeping (and the buffer) altogether */
+        if (keep && room >= RG_NZ_KEEP_STEP &&
+            (size_t)count(a->host, mask, k, k + RG_NZ_KEEP_STEP) * 64 <= RG_NZ_KEEP_STEP * esize &&
+            (buf = malloc(room * sizeof *buf))) {
+            /* stops where the indices so far outweigh an eighth of the bytes
+             * read (dense input: after one step), or the buffer is full */
+            for (; k < end && room - (size_t)kept >= RG_NZ_KEEP_STEP &&
+                   (size_t)kept * 64 <= (k - begin) * esize;) {
                 size_t k1 = end - k < RG_NZ_KEEP_STEP ? end : k + RG_NZ_KEEP_STEP;
                 kept += write(a->host, mask, k, k1, NULL, 1, buf + kept, true, false);
                 k = k1;
