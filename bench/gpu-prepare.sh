@@ -1,0 +1,17 @@
+#!/bin/sh
+# gpu-prepare.sh — run on the build machine (configured tree, Debian with
+# apt): puts into DIR (default gpu-carry, which git ignores) what
+# bench/gpu.sh needs on a GPU machine that has a compiler but no autotools,
+# no Check and maybe no OpenCL ICD loader: the `make dist` tarball and the
+# Debian packages of Check, subunit, the ocl-icd loader and the OpenCL
+# headers.  Then carry DIR to the GPU machine with the source tree.
+set -eu
+dir=${1:-gpu-carry}
+mkdir -p "$dir/debs"
+make dist >/dev/null
+rm -f "$dir"/ragged-*.tar.gz
+mv ragged-*.tar.gz "$dir"/
+(cd "$dir/debs" && rm -f ./*.deb &&
+ apt-get download check libsubunit-dev ocl-icd-libopencl1 opencl-c-headers \
+     opencl-clhpp-headers 2>/dev/null)
+ls -l "$dir" "$dir/debs"
