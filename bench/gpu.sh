@@ -4,8 +4,11 @@
 # tarball against the carried packages, runs the test suite (OpenCL on the
 # GPU: NVIDIA's platform comes first), the benchmark on OpenCL and OpenMP,
 # and bench/compare_gpu.py (CuPy) on the same lengths, in one go.
-# Results go to OUT (default gpu-out).  Environment: SIZES (default
-# 16777216,134217728), OPS (default all), XP (cupy, or numpy for a dry run).
+# Results go to OUT (default gpu-out), each file as soon as its step ends.
+# Environment: SIZES (default 16777216,134217728), OPS (default all),
+# BACKENDS (default opencl,openmp), XP (cupy, or numpy for a dry run),
+# CHECK (0 skips make check), CUPY (0 skips compare_gpu.py).  The benchmark runs before the tests, so
+# that a time limit cuts the tests, not the figures.
 set -eu
 dir=$(cd "${1:-gpu-carry}" && pwd)
 mkdir -p "${2:-gpu-out}"
@@ -28,14 +31,16 @@ done
 lib=$prefix/usr/lib/x86_64-linux-gnu
 
 # NVIDIA's OpenCL: containers often ship the driver library without its
-# ICD file; the carried ocl-icd loader then finds it through OCL_ICD_VENDORS.
-if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+# ICD file; the carried ocl-icd loader then finds it through OCL_ICD_VENDORS
+# (a copy of the installed ICD files, PoCL's say, plus nvidia.icd).
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
     mkdir -p "$prefix/vendors"
+    cp /etc/OpenCL/vendors/*.icd "$prefix/vendors/" 2>/dev/null || true
     echo libnvidia-opencl.so.1 > "$prefix/vendors/nvidia.icd"
     export OCL_ICD_VENDORS=$prefix/vendors
 fi
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-{ echo "== $(date -u)"; uname -a; nvidia-smi -L 2>&1 || true; } > "$out/machine.txt"
+{ echo "== $(date -u)"; uname -a; nvidia-smi 2>&1 || true; echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-}"; } > "$out/machine.txt"
 
 build=$(mktemp -d)
 tar xzf "$dir"/ragged-*.tar.gz -C "$build"
@@ -43,15 +48,21 @@ cd "$build"/ragged-*/
 ./configure -q CPPFLAGS="-I$prefix/usr/include" LDFLAGS="-L$lib" \
     CHECK_CFLAGS="-I$prefix/usr/include" \
     CHECK_LIBS="$lib/libcheck_pic.a $lib/libsubunit.a -lm -lrt -pthread" \
-    > "$out/configure.txt" 2>&1 || { cat config.log > "$out/config.log"; exit 1; }
-make -j"$(nproc)" > "$out/build.txt" 2>&1
+    > "$out/build.txt" 2>&1 || { cat config.log >> "$out/build.txt"; exit 1; }
+make -j"$(nproc)" >> "$out/build.txt" 2>&1 || { tail -50 "$out/build.txt"; exit 1; }
+rm "$out/build.txt" # kept only when the build fails
+RAGGED_KERNEL_PATH=$PWD/cl ./bench/ragged_bench --backends "${BACKENDS:-opencl,openmp}" \
+    --sizes "$sizes" --ops "$ops" --reps 5 --csv "$out/bench.csv" --dump "$out/data" \
+    > "$out/bench.txt" 2>&1 || echo "ragged_bench failed: $?" >> "$out/bench.txt"
+if [ "${CUPY:-1}" != 0 ]; then
+    python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
+        --csv "$out/cupy.csv" > "$out/cupy.txt" 2>&1 || echo "compare_gpu failed: $?" >> "$out/cupy.txt"
+fi
 status=0
-make check -j"$(nproc)" > "$out/check.txt" 2>&1 || status=$?
-cp tests/*.log "$out"/ 2>/dev/null || true
-RAGGED_KERNEL_PATH=$PWD/cl ./bench/ragged_bench --backends opencl,openmp --sizes "$sizes" \
-    --ops "$ops" --reps 5 --csv "$out/bench.csv" --dump "$out/data" > "$out/bench.txt" 2>&1
-python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
-    --csv "$out/cupy.csv" > "$out/cupy.txt" 2>&1
+if [ "${CHECK:-1}" != 0 ]; then
+    make check -j"$(nproc)" > "$out/check.txt" 2>&1 || status=$?
+    cat tests/*.log >> "$out/check.txt" 2>/dev/null || true
+fi
 rm -rf "$out/data"
-grep -E "^# (PASS|FAIL|ERROR)" "$out/check.txt" || true
+grep -E "^# (PASS|FAIL|ERROR)" "$out/check.txt" 2>/dev/null || true
 exit $status

@@ -82,30 +82,57 @@ ulong merge_path_search(global const OFF_T *o, ulong nsegs, ulong nelems, ulong 
     return lo;
 }
 
-/* Load-balanced search: the merge path (nsegs + nelems steps) is cut into
- * pieces of per_item steps; each work-item finds where its piece starts, then
- * walks it, so the work is the same whatever the lengths (one huge segment,
- * millions of empty ones). */
-kernel void seg_merge_path(global const OFF_T *o, ulong nsegs, ulong nelems, ulong per_item,
-                           int kind, global OUT_T *out)
+/* Where every tile of `tile` merge-path steps starts: bounds[t] = the
+ * segment ends among the first t * tile steps, for t = 0 .. ntiles (the last
+ * is nsegs).  One work-item per tile, so the binary searches all run at
+ * once instead of one after another inside each tile's work-group. */
+kernel void seg_merge_bounds(global const OFF_T *o, ulong nsegs, ulong nelems, ulong tile,
+                             global ulong *bounds)
 {
-    ulong steps = nsegs + nelems;
-    ulong pieces = (steps + per_item - 1) / per_item;
-    for (ulong t = get_global_id(0); t < pieces; t += get_global_size(0)) {
-        ulong diag = t * per_item, last = min(diag + per_item, steps);
-        ulong seg = merge_path_search(o, nsegs, nelems, diag);
-        ulong k = diag - seg;
-        long start = o[seg];
-        long end = seg < nsegs ? (long)o[seg + 1] : LONG_MAX;
-        for (ulong step = diag; step < last; step++) {
-            if (seg < nsegs && (k >= nelems || end <= (long)k)) {
-                seg++; /* segment seg ends before element k */
-                start = end;
-                end = seg < nsegs ? (long)o[seg + 1] : LONG_MAX;
-            } else if (k < nelems) {
-                emit(out, k, seg, start, kind);
-                k++;
+    ulong steps = nsegs + nelems, ntiles = (steps + tile - 1) / tile;
+    for (ulong t = get_global_id(0); t <= ntiles; t += get_global_size(0))
+        bounds[t] = merge_path_search(o, nsegs, nelems, min(t * tile, steps));
+}
+
+/* Load-balanced search: the merge path (nsegs + nelems steps) is cut into
+ * tiles of `tile` steps, one work-group per tile at a time, so the work is
+ * the same whatever the lengths (one huge segment, millions of empty ones).
+ * The group takes where its tile starts and ends on the path from bounds,
+ * copies the offsets of the segments it touches (at most tile + 1) into
+ * local memory, then each work-item takes every lsize-th element of the
+ * tile and finds its segment there by binary search: neighbouring
+ * work-items write neighbouring elements, so the stores coalesce (a
+ * work-item walking a run of the path alone would store with a stride of
+ * the run's length). */
+kernel void seg_merge_path(global const OFF_T *o, ulong nsegs, ulong nelems, ulong tile,
+                           global const ulong *bounds, int kind, global OUT_T *out,
+                           local long *so)
+{
+    ulong steps = nsegs + nelems, ntiles = (steps + tile - 1) / tile;
+    ulong lid = get_local_id(0), lsize = get_local_size(0);
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        ulong d0 = t * tile, d1 = min(d0 + tile, steps);
+        ulong s0 = bounds[t], s1 = bounds[t + 1];
+        ulong k0 = d0 - s0, k1 = d1 - s1;
+        /* elements k0 .. k1-1 lie in segments s0 .. min(s1, nsegs - 1), and
+         * o[s0] <= k0: the segments before s0 ended before it.  A tile of
+         * segment ends only (k0 == k1) still meets both barriers: every
+         * work-item of a group must. */
+        ulong count = k0 < k1 ? min(s1, nsegs - 1) - s0 + 1 : 0;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with so */
+        for (ulong j = lid; j < count; j += lsize)
+            so[j] = (long)o[s0 + j];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (ulong k = k0 + lid; k < k1; k += lsize) {
+            ulong lo = 0, hi = count; /* so[lo] <= k, and k < so[hi] where hi < count */
+            while (hi - lo > 1) {
+                ulong mid = lo + (hi - lo) / 2;
+                if (so[mid] <= (long)k)
+                    lo = mid;
+                else
+                    hi = mid;
             }
+            emit(out, k, s0 + lo, so[lo], kind);
         }
     }
 }

@@ -216,8 +216,8 @@ RG_API const char *rg_strategy_name(rg_strategy strategy);
 
 /* The strategy RG_STRATEGY_AUTO takes for this context and size, and (if
  * why is not NULL) a static sentence saying why: merge path on OpenMP;
- * per-segment on OpenCL CPU devices (measured fastest there); on GPUs and
- * accelerators binary search up to 2048 segments, merge path beyond. */
+ * per-segment on OpenCL CPU devices (measured fastest there); merge path on
+ * GPUs and accelerators. */
 RG_API rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
                                       const char **why);
 

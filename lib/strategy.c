@@ -15,10 +15,6 @@ const char *rg_strategy_name(rg_strategy strategy)
     return "unknown";
 }
 
-/* Segments up to which a GPU's binary search wins: the offsets stay in the
- * cache and each element costs at most log2(2048) = 11 probes. */
-#define RG_BSEARCH_MAX_SEGS 2048
-
 rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
                                const char **why)
 {
@@ -33,14 +29,17 @@ rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelem
         reason = "CPU: each thread takes an equal share of elements + segments and walks "
                  "them in order, so skewed lengths (one huge segment, many empty ones) cannot "
                  "unbalance the threads";
-    } else if (nsegs <= RG_BSEARCH_MAX_SEGS || nelems == 0) {
-        s = RG_STRATEGY_BSEARCH;
-        reason = "GPU with few segments (<= 2048): per-element binary search over offsets "
-                 "that stay in cache needs no second pass";
     } else {
+        /* Measured on an NVIDIA H100 at 2^27 elements (BENCHMARKS.md): the
+         * tiled merge path was the fastest or within 1.1x of it on every
+         * distribution but all-length-1, where one work-item per segment
+         * was 1.6x faster; per-segment cannot be picked without reading
+         * every length (one huge segment would run on one work-item:
+         * 1500x slower).  Binary search tied on one segment and was 3.6x
+         * slower on 1323 long ones. */
         s = RG_STRATEGY_MERGE_PATH;
-        reason = "GPU with many segments: merge-path search gives every work-item an equal "
-                 "share of elements + segments, whatever the skew";
+        reason = "GPU: tiled merge path gives every work-group an equal share of elements + "
+                 "segments, whatever the skew, and its stores coalesce";
     }
     if (why)
         *why = reason;

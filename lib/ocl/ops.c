@@ -14,6 +14,7 @@
 #define SCAN_VT 8
 /* Merge-path steps per work-item: long enough to amortise its binary search. */
 #define MERGE_PER_ITEM 8
+#define MERGE_GROUP 256 /* work-items per merge-path tile (fewer if the device allows fewer) */
 
 enum { SCAN_ADD = 1, SCAN_MAX = 2 }; /* SCAN_OP of scan.cl */
 
@@ -506,17 +507,36 @@ static rg_status by_segment(seg_job *job)
 
 static rg_status by_merge_path(seg_job *job)
 {
-    rg_ocl_kernel k;
-    rg_status st = seg_kernel(job, "seg_merge_path", &k);
-    cl_ulong per_item = MERGE_PER_ITEM;
+    rg_ocl_kernel bounds_k, k;
+    rg_status st = seg_kernel(job, "seg_merge_bounds", &bounds_k);
+    if (st == RG_OK)
+        st = seg_kernel(job, "seg_merge_path", &k);
+    if (st != RG_OK)
+        return st;
+    /* A tile of MERGE_PER_ITEM path steps per work-item; its offsets (at
+     * most tile + 1) go to local memory: 16 KiB at 256 work-items.  Where
+     * each tile starts is found first, by a kernel of its own. */
+    size_t group = k.group < MERGE_GROUP ? k.group : MERGE_GROUP;
+    cl_ulong tile = (cl_ulong)group * MERGE_PER_ITEM;
     size_t steps = job->nsegs + job->nelems;
-    size_t pieces = steps / per_item + (steps % per_item != 0);
+    size_t tiles = steps / tile + (steps % tile != 0);
+    cl_mem bounds = NULL;
+    st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
+    kernel_arg bounds_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(tile),
+                                ARG(bounds)};
     kernel_arg args[] = {ARG(job->o),    ARG(job->nsegs), ARG(job->nelems),
-                         ARG(per_item), ARG(job->kind),  ARG(job->out)};
-    return st != RG_OK ? st
-                       : rg_ocl_launch(job->ctx, &k,
-                                       rg_ocl_stride_groups(pieces, k.group, MAX_STRIDE_GROUPS),
-                                       k.group, args, NARGS(args));
+                         ARG(tile),      ARG(bounds),     ARG(job->kind),
+                         ARG(job->out),  LOCAL_ARG((tile + 1) * sizeof(cl_long))};
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &bounds_k,
+                           rg_ocl_stride_groups(tiles + 1, bounds_k.group, MAX_STRIDE_GROUPS),
+                           bounds_k.group, bounds_args, NARGS(bounds_args));
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &k, rg_ocl_stride_groups(tiles, 1, MAX_STRIDE_GROUPS), group,
+                           args, NARGS(args));
+    if (bounds)
+        rg_cl.clReleaseMemObject(bounds);
+    return st;
 }
 
 /* Zero, mark each non-empty segment's first element, flood the marks with a
