@@ -9,9 +9,6 @@
 
 #include "common.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define N_DTYPES 11
 static const rg_dtype all_dtypes[N_DTYPES] = {RG_BOOL,   RG_INT8,   RG_INT16,  RG_INT32,
@@ -559,17 +556,7 @@ START_TEST(test_nonzero_kept)
         {125, 125, 125, 125, 125, 125, 125, 125}, {0, 990, 0, 990, 0, 990, 0, 990},
     };
     static const rg_dtype dtypes[] = {RG_FLOAT64, RG_INT16, RG_UINT8};
-    static const int threads[] = {1, 2, 3, 5};
-#ifdef _OPENMP
-    int saved = omp_get_max_threads();
-#endif
-    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
-#ifdef _OPENMP
-        omp_set_num_threads(threads[t]);
-#else
-        if (t > 0)
-            break;
-#endif
+    for (int round = 0, nthreads; (nthreads = test_threads(round)) > 0; round++) {
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
             /* parts big enough to keep indices: 32768 float64, 262144 uint8 */
             size_t n = dtypes[d] == RG_UINT8 ? ((size_t)1 << 20) + 2 : 400000 + 8;
@@ -577,7 +564,7 @@ START_TEST(test_nonzero_kept)
                 unsigned char *buf = gen_pieces(dtypes[d], n, patterns[p], 31 * p + d);
                 char what[64];
                 snprintf(what, sizeof what, "kept indices, pattern %zu, %d threads", p,
-                         threads[t]);
+                         nthreads);
                 const int64_t flat[1] = {(int64_t)n}, rows[2] = {(int64_t)n / 2, 2},
                               cube[3] = {2, (int64_t)n / 6, 3};
                 check_nonzero(ctx, dtypes[d], buf, n, flat, 1, what);
@@ -589,9 +576,7 @@ START_TEST(test_nonzero_kept)
             }
         }
     }
-#ifdef _OPENMP
-    omp_set_num_threads(saved);
-#endif
+    test_threads_restore();
     rg_context_free(ctx);
 }
 END_TEST

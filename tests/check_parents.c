@@ -10,9 +10,6 @@
 
 #include "common.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define N_STRATEGIES 5
 static const rg_strategy all_strategies[N_STRATEGIES] = {
@@ -189,29 +186,17 @@ static int64_t *mixed_lengths(size_t nsegs, uint64_t seed, int mostly_unit)
 START_TEST(test_elem_mixed)
 {
     TEST_CONTEXT(ctx, _i);
-    static const int threads[] = {1, 2, 3, 5};
-#ifdef _OPENMP
-    int saved = omp_get_max_threads();
-#endif
-    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
-#ifdef _OPENMP
-        omp_set_num_threads(threads[t]);
-#else
-        if (t > 0)
-            break;
-#endif
+    for (int round = 0, nthreads; (nthreads = test_threads(round)) > 0; round++) {
         for (uint64_t seed = 1; seed <= 5; seed++) {
             size_t nsegs = 60000 + 7000 * (size_t)seed;
             int64_t *len = mixed_lengths(nsegs, seed, seed > 3);
             char what[64];
-            snprintf(what, sizeof what, "mixed lengths, seed %d, %d threads", (int)seed, threads[t]);
+            snprintf(what, sizeof what, "mixed lengths, seed %d, %d threads", (int)seed, nthreads);
             check_lengths_all_dtypes(ctx, len, nsegs, RG_STRATEGY_MERGE_PATH, what);
             free(len);
         }
     }
-#ifdef _OPENMP
-    omp_set_num_threads(saved);
-#endif
+    test_threads_restore();
     rg_context_free(ctx);
 }
 END_TEST

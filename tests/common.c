@@ -3,6 +3,10 @@
 
 #include "common.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,4 +284,30 @@ void test_unsetenv(const char *name)
 int test_contains(const char *haystack, const char *needle)
 {
     return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+static int saved_threads;
+
+int test_threads(int round)
+{
+    static const int counts[TEST_THREAD_ROUNDS] = {1, 2, 3, 5};
+    if (round < 0 || round >= TEST_THREAD_ROUNDS)
+        return 0;
+#ifdef _OPENMP
+    if (round == 0)
+        saved_threads = omp_get_max_threads();
+    omp_set_num_threads(counts[round]);
+    return counts[round];
+#else
+    (void)saved_threads;
+    return round == 0 ? counts[0] : 0;
+#endif
+}
+
+void test_threads_restore(void)
+{
+#ifdef _OPENMP
+    if (saved_threads > 0)
+        omp_set_num_threads(saved_threads);
+#endif
 }

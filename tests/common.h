@@ -101,4 +101,13 @@ void test_unsetenv(const char *name);
 /* True when haystack contains needle (NULL haystack: false). */
 int test_contains(const char *haystack, const char *needle);
 
+
+/* The OpenMP thread counts a test runs its loops with, in turn: sets the
+ * count for round r of TEST_THREAD_ROUNDS and returns it, or 0 when there
+ * is no such round (without OpenMP only round 0, one thread).
+ * test_threads_restore() puts back the count from before round 0. */
+#define TEST_THREAD_ROUNDS 4
+int test_threads(int round);
+void test_threads_restore(void);
+
 #endif /* RAGGED_TESTS_COMMON_H */
