@@ -206,22 +206,32 @@ struct job {
     job_fn fn;
 };
 
+/* The median of t[0 .. n) (sorts t). */
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* Seconds of one run: the work, then a wait for the device. */
+static double time_once(job *j)
+{
+    double t0 = now();
+    check(j->fn(j), "timed run");
+    check(rg_context_finish(g_ctx), "finish");
+    return now() - t0;
+}
+
 /* Median seconds of reps runs after one warm-up run. */
 static double time_job(job *j, int reps)
 {
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t)
         die("out of memory");
-    check(j->fn(j), "warm-up");
-    check(rg_context_finish(g_ctx), "finish");
-    for (int r = 0; r < reps; r++) {
-        double t0 = now();
-        check(j->fn(j), "timed run");
-        check(rg_context_finish(g_ctx), "finish");
-        t[r] = now() - t0;
-    }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double m = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    (void)time_once(j);
+    for (int r = 0; r < reps; r++)
+        t[r] = time_once(j);
+    double m = median(t, reps);
     free(t);
     return m;
 }
@@ -233,20 +243,6 @@ static double time_job(job *j, int reps)
 typedef struct paired {
     double op, ceiling, ratio;
 } paired;
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-static double time_once(job *j)
-{
-    double t0 = now();
-    check(j->fn(j), "timed run");
-    check(rg_context_finish(g_ctx), "finish");
-    return now() - t0;
-}
 
 static paired time_paired(job *j, job *ceil, int reps)
 {

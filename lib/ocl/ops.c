@@ -12,9 +12,11 @@
 #define MAX_REDUCE_GROUPS 1024
 /* Elements per work-item per tile in scan.cl: a tile of 256 * 8 longs is 16 KiB of local memory. */
 #define SCAN_VT 8
-/* Merge-path steps per work-item: long enough to amortise its binary search. */
+/* Merge-path tiles: MERGE_PER_ITEM path steps per work-item, MERGE_GROUP
+ * work-items (fewer where the device allows fewer); the tile's offsets
+ * (at most 8 * 256 + 1 longs, 16 KiB) sit in local memory. */
 #define MERGE_PER_ITEM 8
-#define MERGE_GROUP 256 /* work-items per merge-path tile (fewer if the device allows fewer) */
+#define MERGE_GROUP 256
 
 enum { SCAN_ADD = 1, SCAN_MAX = 2 }; /* SCAN_OP of scan.cl */
 
