@@ -24,6 +24,7 @@ typedef struct options {
     int reps;
     const char *csv;    /* NULL: no CSV */
     const char *dump;   /* folder for the lengths, read by compare.py */
+    int recheck;        /* every op's offsets changed before it (its check runs) */
 } options;
 
 static void usage(FILE *f)
@@ -31,11 +32,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ragged_bench [--backends openmp,opencl] [--sizes N,...] [--dists D,...]\n"
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
+            "                    [--recheck 0|1]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
-            "  ops:   lengths from_lengths parents local_index starts nonzero sum min argmax\n"
+            "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
+            "         sum min argmax\n"
             "Medians of R runs (default 5) after one warm-up; int64 offsets and outputs;\n"
-            "reductions over float64 values, against a plain sum of the same values.\n");
+            "reductions over float64 values, against a plain sum of the same values.\n"
+            "Offsets that passed a check are not checked again until written, so repeated\n"
+            "ops skip it; --recheck 1 writes offsets[0] before every op, which times each\n"
+            "op with its check (offsets_check times the check alone).\n");
 }
 
 static void die(const char *fmt, ...)
@@ -64,8 +70,10 @@ static void parse_options(int argc, char **argv, options *o)
     snprintf(o->sizes, sizeof o->sizes, "65536,1048576,16777216,134217728");
     snprintf(o->dists, sizeof o->dists, "short,medium,long,powerlaw,halfempty,ones,huge");
     snprintf(o->ops, sizeof o->ops,
-             "lengths,from_lengths,parents,local_index,starts,nonzero,sum,min,argmax");
+             "lengths,from_lengths,offsets_check,parents,local_index,starts,nonzero,sum,min,"
+             "argmax");
     o->reps = 5;
+    o->recheck = 0;
     o->csv = NULL;
     o->dump = NULL;
     for (int i = 1; i < argc; i++) {
@@ -91,6 +99,8 @@ static void parse_options(int argc, char **argv, options *o)
             o->csv = v;
         else if (!strcmp(a, "--dump"))
             o->dump = v;
+        else if (!strcmp(a, "--recheck"))
+            o->recheck = atoi(v);
         else
             die("unknown option %s (--help)", a);
     }
@@ -187,6 +197,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 static rg_context *g_ctx;
+static int g_recheck; /* --recheck */
 
 static void check(rg_status st, const char *what)
 {
@@ -268,14 +279,30 @@ static rg_status run_fill(job *j)
     return rg_array_fill(j->out, &zero);
 }
 static rg_status run_copy(job *j) { return rg_array_copy(j->out, j->scratch); }
-static rg_status run_lengths(job *j) { return rg_lengths(j->lengths, j->offsets); }
+
+/* Writing offsets[0] (= 0, unchanged) makes the library forget that the
+ * offsets passed their check, so the next op checks them again. */
+static rg_status forget_check(job *j)
+{
+    static const int64_t zero = 0;
+    return rg_array_write(j->offsets, 0, &zero, 1);
+}
+#define RECHECKED(call) (g_recheck && forget_check(j) != RG_OK ? RG_EINVAL : (call))
+
+static rg_status run_lengths(job *j) { return RECHECKED(rg_lengths(j->lengths, j->offsets)); }
 static rg_status run_from_lengths(job *j) { return rg_offsets_from_lengths(j->offsets, j->lengths); }
-static rg_status run_parents(job *j) { return rg_parents(j->out, j->offsets, j->strategy, &j->used); }
-static rg_status run_local(job *j) { return rg_local_index(j->out, j->offsets, j->strategy, &j->used); }
-static rg_status run_starts(job *j) { return rg_segment_starts(j->out, j->offsets, j->strategy, &j->used); }
+static rg_status run_check(job *j)
+{
+    rg_status st = forget_check(j);
+    return st == RG_OK ? rg_offsets_validate(j->offsets, rg_array_length(j->out)) : st;
+}
+static rg_status run_parents(job *j) { return RECHECKED(rg_parents(j->out, j->offsets, j->strategy, &j->used)); }
+static rg_status run_local(job *j) { return RECHECKED(rg_local_index(j->out, j->offsets, j->strategy, &j->used)); }
+static rg_status run_starts(job *j) { return RECHECKED(rg_segment_starts(j->out, j->offsets, j->strategy, &j->used)); }
 static rg_status run_reduce(job *j)
 {
-    return rg_segment_reduce(j->out, j->scratch, j->offsets, j->op, j->policy, &j->used_policy);
+    return RECHECKED(
+        rg_segment_reduce(j->out, j->scratch, j->offsets, j->op, j->policy, &j->used_policy));
 }
 
 /* ---- reporting -------------------------------------------------------------- */
@@ -373,6 +400,7 @@ static const struct {
 } op_table[] = {
     {"lengths", run_lengths, 0, 0},
     {"from_lengths", run_from_lengths, 0, 0},
+    {"offsets_check", run_check, 0, 0}, /* reads the offsets only */
     {"parents", run_parents, 1, 1},
     {"local_index", run_local, 1, 1},
     {"starts", run_starts, 1, 1},
@@ -418,6 +446,9 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
         if (op_table[k].per_element) {
             r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)n;
             fill.out = elem_out;
+        } else if (op_table[k].fn == run_check) {
+            r.bytes = 8.0 * (double)(nsegs + 1);
+            fill.out = seg_out;
         } else {
             r.bytes = 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
             fill.out = seg_out;
@@ -670,6 +701,7 @@ int main(int argc, char **argv)
 {
     options o;
     parse_options(argc, argv, &o);
+    g_recheck = o.recheck;
     if (o.csv) {
         g_csv = fopen(o.csv, "w");
         if (!g_csv)
@@ -680,8 +712,11 @@ int main(int argc, char **argv)
     printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
            "/ time, 8-byte elements; ratio = median of time / time of the ceiling run just "
            "before it (a fill of the same output, or a plain sum of the same values) on the "
-           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.\n\n",
-           rg_version_string(), o.reps);
+           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.  %s\n\n",
+           rg_version_string(), o.reps,
+           o.recheck ? "Offsets written before every op: each op includes its offsets check."
+                     : "Offsets checked once: repeated ops on them skip the check "
+                       "(offsets_check times it).");
     char backends[64];
     snprintf(backends, sizeof backends, "%s", o.backends);
     for (char *save = NULL, *tok = strtok_r(backends, ",", &save); tok;

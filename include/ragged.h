@@ -70,7 +70,11 @@ typedef enum rg_device_kind {
     RG_DEVICE_ACCELERATOR = 2
 } rg_device_kind;
 
-/* Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
+/* A context and the arrays it owns are for one thread at a time (calls on
+ * them update the context's message and the arrays' caches); separate
+ * contexts may be used from separate threads.
+ *
+ * Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
  * environment steers: RAGGED_BACKEND=auto|opencl|openmp, and RAGGED_DEVICE=
  * a substring of an OpenCL device or platform name.  auto takes an OpenCL GPU
  * or accelerator and falls back to OpenMP when there is none (no ICD loader,
@@ -185,7 +189,13 @@ RG_API rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value
  *
  * Offsets are RG_INT32 or RG_INT64 arrays of nsegs + 1 elements; outputs are
  * RG_INT32 or RG_INT64 arrays of the stated length, allocated by the caller
- * in the same context.  Every call checks the offsets first.  An RG_INT32
+ * in the same context.  Every call checks the offsets first, unless they
+ * already passed a check and nothing has written them since: an array
+ * remembers that it holds valid offsets (and its last one) until a call
+ * writes it, so repeated calls on the same offsets skip the full read (and,
+ * on OpenCL, the wait for the device) that a check costs.  Offsets the
+ * library makes (rg_offsets_from_lengths, rg_offsets_compose,
+ * rg_nested_offsets, a list's offsets) start out known.  An RG_INT32
  * output is checked against the largest value it could have to hold, not
  * the values themselves: parents need nsegs - 1 <= INT32_MAX; lengths, local
  * index and starts need the content length <= INT32_MAX (else RG_EOVERFLOW).

@@ -135,6 +135,7 @@ rg_status rg_array_write(rg_array *array, size_t start, const void *src, size_t 
     if (st != RG_OK || count == 0)
         return st;
     size_t size = rg_dtype_size(array->dtype);
+    rg_array_changed(array);
     return array->ctx->ops->array_write(array, start * size, src, count * size);
 }
 
@@ -157,7 +158,10 @@ rg_status rg_array_fill(rg_array *array, const void *value)
         return RG_EINVAL;
     if (!value)
         return rg_set_error(array->ctx, RG_EINVAL, "rg_array_fill: value is NULL");
-    return array->length ? array->ctx->ops->array_fill(array, value) : RG_OK;
+    if (array->length == 0)
+        return RG_OK;
+    rg_array_changed(array);
+    return array->ctx->ops->array_fill(array, value);
 }
 
 rg_status rg_array_copy(rg_array *dst, const rg_array *src)
@@ -176,6 +180,7 @@ rg_status rg_array_copy(rg_array *dst, const rg_array *src)
                             dst->length, src->length);
     if (src == dst || src->length == 0)
         return RG_OK;
+    rg_array_changed(dst);
     return ctx->ops->array_copy(dst, src);
 }
 
@@ -203,6 +208,22 @@ rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value)
         return st;
     }
     return a->ctx->ops->array_read(a, i * 8, value, 8);
+}
+
+/* ---- known-valid offsets ---------------------------------------------------
+ * Like the mirror state below, a cache beside the array's value: const
+ * callers may update it. */
+
+void rg_array_changed(const rg_array *a)
+{
+    ((rg_array *)a)->offsets_ok = false;
+}
+
+void rg_array_offsets_known(const rg_array *a, int64_t last)
+{
+    rg_array *m = (rg_array *)a;
+    m->offsets_ok = true;
+    m->offsets_last = last;
 }
 
 /* ---- transfer counters ---------------------------------------------------- */
@@ -351,6 +372,7 @@ rg_status rg_array_sync_device(const rg_array *array)
 void rg_array_touch_device(const rg_array *array)
 {
     rg_array *a = cache_of(array);
+    rg_array_changed(a);
     if (!has_device_copy(a))
         return;
     /* After a successful sync host_dirty is already empty; after a failed
@@ -375,6 +397,7 @@ rg_status rg_array_host_view(rg_array *a, void **data)
 
 void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
 {
+    rg_array_changed(a);
     if (has_device_copy(a) && byte_lo < byte_hi)
         widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_lo, byte_hi);
 }
@@ -413,6 +436,7 @@ rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
 
 void rg_array_set_length(rg_array *a, size_t length)
 {
+    rg_array_changed(a);
     a->length = length;
     a->nbytes = bytes_of(a, length);
     /* Without a mirror the whole device copy is authoritative once changed. */
@@ -449,6 +473,7 @@ rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value)
     }
     if (array->length == 0)
         return RG_OK;
+    rg_array_changed(array);
     return ctx->ops->scalar(array, op, value);
 }
 

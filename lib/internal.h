@@ -145,9 +145,24 @@ struct rg_array {
     void *mirror;
     size_t host_dirty_lo, host_dirty_hi;
     size_t dev_dirty_lo, dev_dirty_hi;
+    /* Known-valid offsets: set when the elements passed the offsets check
+     * (rg_check_offsets) or were made as offsets by the library, with
+     * offsets_last their last value; cleared by every call that may change
+     * the elements or the length (rg_array_changed).  Arrays change only
+     * through the library, so later checks of the same offsets need no full
+     * read and, on a device, no round trip. */
+    bool offsets_ok;
+    int64_t offsets_last;
 };
 
 /* ---- the array layer (array.c) ---- */
+
+/* Before anything changes a's elements or length: a is no longer known to
+ * hold valid offsets.  Every front-end call that writes an array calls it. */
+RG_HIDDEN void rg_array_changed(const rg_array *a);
+/* a now holds valid offsets ending at last (the check passed, or the
+ * library made them so). */
+RG_HIDDEN void rg_array_offsets_known(const rg_array *a, int64_t last);
 
 /* Before a kernel reads or writes a: uploads the host mirror's changed range. */
 RG_HIDDEN rg_status rg_array_sync_device(const rg_array *a);

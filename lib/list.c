@@ -159,6 +159,7 @@ static rg_status replace(rg_list *l, const char *fn, size_t i0, size_t i1, const
 
     rg_array_set_length(l->content, new_nelems);
     rg_array_set_length(l->offsets, new_nitems + 1);
+    rg_array_offsets_known(l->offsets, (int64_t)new_nelems); /* kept valid by every edit */
     return RG_OK;
 }
 

@@ -82,7 +82,11 @@ rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_arra
         st = rg_check_fits(out, fn, "out", nelems);
     if (st != RG_OK)
         return st;
-    return ctx->ops->compose(out, outer, inner);
+    rg_array_changed(out);
+    st = ctx->ops->compose(out, outer, inner);
+    if (st == RG_OK) /* inner[outer[i]] of valid levels: valid, ending where inner ends */
+        rg_array_offsets_known(out, nelems);
+    return st;
 }
 
 /* Offsets from depth outer into depth inner, in a new int64 array (or the
@@ -99,6 +103,8 @@ static rg_status compose_range(const rg_array **result, rg_array **owned,
         rg_status st = rg_array_create(&next, ctx, RG_INT64, cur->length);
         if (st == RG_OK)
             st = ctx->ops->compose(next, cur, levels[d]);
+        if (st == RG_OK) /* valid levels compose to valid offsets */
+            rg_array_offsets_known(next, levels[d]->offsets_last);
         rg_array_free(tmp);
         if (st != RG_OK) {
             rg_array_free(next);
@@ -140,8 +146,12 @@ rg_status rg_nested_offsets(rg_array *out, const rg_array *const *levels, size_t
     const rg_array *offsets;
     rg_array *owned;
     st = compose_range(&offsets, &owned, levels, outer, inner);
-    if (st == RG_OK)
+    if (st == RG_OK) {
+        rg_array_changed(out);
         st = ctx->ops->compose(out, offsets, NULL); /* copy, converting the dtype */
+    }
+    if (st == RG_OK)
+        rg_array_offsets_known(out, items_at(levels, nlevels, inner, nelems));
     rg_array_free(owned);
     return st;
 }

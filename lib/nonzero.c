@@ -155,8 +155,10 @@ rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
     if (st != RG_OK)
         return st;
     int64_t count = 0;
-    if (a->length > 0)
+    if (a->length > 0) {
+        rg_array_changed(coords);
         st = ctx->ops->nonzero_into(coords, &count, a, mask, shape, ndim);
+    }
     if (st == RG_OK && (uint64_t)count > coords->length / ndim)
         st = rg_set_error(ctx, RG_ERANGE,
                           "%s: coords has room for %zu rows of %zu, but the input has %lld "
@@ -208,6 +210,7 @@ rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
         rg_array_free(seg_offsets);
         return st;
     }
+    rg_array_offsets_known(seg_offsets, count); /* counts below ascending offsets */
     *offsets_out = seg_offsets;
     *positions_out = positions;
     return RG_OK;

@@ -23,6 +23,10 @@ rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nel
     if (offsets->length == 0)
         return rg_set_error(ctx, RG_ESIZE,
                             "%s: offsets is empty; it needs nsegs + 1 >= 1 elements", fn);
+    if (offsets->offsets_ok) { /* unchanged since they passed */
+        *nelems = offsets->offsets_last;
+        return RG_OK;
+    }
     int64_t bad = -1, value = 0, before = 0;
     rg_status st = ctx->ops->offsets_check(offsets, &bad);
     if (st == RG_OK && bad >= 0)
@@ -40,7 +44,10 @@ rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nel
                             "than offsets[%lld] = %lld",
                             fn, (long long)bad, (long long)bad, (long long)value,
                             (long long)(bad - 1), (long long)before);
-    return rg_read_index(offsets, offsets->length - 1, nelems);
+    st = rg_read_index(offsets, offsets->length - 1, nelems);
+    if (st == RG_OK)
+        rg_array_offsets_known(offsets, *nelems);
+    return st;
 }
 
 rg_status rg_check_fits(const rg_array *out, const char *fn, const char *name,
@@ -102,6 +109,7 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
         st = rg_check_fits(lengths, fn, "lengths", nelems);
     if (st != RG_OK || lengths->length == 0)
         return st;
+    rg_array_changed(lengths);
     return ctx->ops->lengths(lengths, offsets);
 }
 
@@ -132,11 +140,16 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
         st = rg_check_fits(offsets, fn, "offsets", (int64_t)total);
     if (st != RG_OK)
         return st;
+    rg_array_changed(offsets);
     if (lengths->length == 0) {
         const int64_t zero = 0; /* all-zero bytes: serves int32 too */
-        return ctx->ops->array_write(offsets, 0, &zero, rg_dtype_size(offsets->dtype));
+        st = ctx->ops->array_write(offsets, 0, &zero, rg_dtype_size(offsets->dtype));
+    } else {
+        st = ctx->ops->offsets_from_lengths(offsets, lengths);
     }
-    return ctx->ops->offsets_from_lengths(offsets, lengths);
+    if (st == RG_OK) /* non-negative lengths that fit: valid by construction */
+        rg_array_offsets_known(offsets, (int64_t)total);
+    return st;
 }
 
 /* Shared by parents, local index and starts: they differ only in what is written. */
@@ -165,8 +178,10 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
         return st;
     if (strategy == RG_STRATEGY_AUTO)
         strategy = rg_strategy_choose(ctx, nsegs, (size_t)nelems, NULL);
-    if (nelems > 0)
+    if (nelems > 0) {
+        rg_array_changed(out);
         st = ctx->ops->elem_segments(out, offsets, strategy, kind);
+    }
     if (st == RG_OK && used)
         *used = strategy;
     return st;

@@ -141,6 +141,7 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
     if (policy == RG_REDUCE_POLICY_AUTO)
         policy = rg_reduce_policy_choose(ctx, nsegs, content->length, NULL);
     if (nsegs > 0) {
+        rg_array_changed(out);
         /* Counts need only the offsets: the lengths primitive writes them. */
         st = op == RG_REDUCE_COUNT ? ctx->ops->lengths(out, offsets)
                                    : ctx->ops->segment_reduce(out, content, offsets, op, policy);

@@ -455,6 +455,227 @@ START_TEST(test_lengths_errors)
 }
 END_TEST
 
+/* ---- offsets that passed a check are remembered until they change ------- */
+
+/* Ways to change an array through the library; each leaves the offsets
+ * [0 2 5 5 9] invalid (or with another last offset, see known_last). */
+enum { MUT_WRITE, MUT_FILL, MUT_COPY, MUT_SCALAR_ADD, MUT_SCALAR_MUL, MUT_LENGTHS, MUT_PARENTS,
+       MUT_LOCAL, MUT_REDUCE, MUT_NONZERO_INTO, MUT_FROM_LENGTHS, MUT_COMPOSE, MUT_NESTED,
+       MUT_COUNT };
+
+/* Changes off (5 elements of dtype dt) in way m; returns the last offset it
+ * leaves when the result is valid offsets, else -1. */
+static int64_t mutate(rg_context *ctx, rg_array *off, rg_dtype dt, int m)
+{
+    rg_status st = RG_OK;
+    int64_t last = -1;
+    const int64_t src6[6] = {0, 3, 3, 4, 8, 9}, src_ones[6] = {0, 1, 2, 3, 4, 5};
+    const int64_t src_one[3] = {0, 0, 5}, src_two[3] = {0, 3, 5};
+    rg_array *a = NULL, *b = NULL;
+    switch (m) {
+    case MUT_WRITE: { /* [0 2 1 5 9] */
+        int64_t one = 1;
+        void *v = test_pack(dt, &one, 1);
+        st = rg_array_write(off, 2, v, 1);
+        free(v);
+        break;
+    }
+    case MUT_FILL: { /* [3 3 3 3 3] */
+        int64_t three = 3;
+        void *v = test_pack(dt, &three, 1);
+        st = rg_array_fill(off, v);
+        free(v);
+        break;
+    }
+    case MUT_COPY: { /* [0 4 3 5 9] */
+        const int64_t bad[5] = {0, 4, 3, 5, 9};
+        a = test_array_from_i64(ctx, dt, bad, 5);
+        st = rg_array_copy(off, a);
+        break;
+    }
+    case MUT_SCALAR_ADD: { /* [1 3 6 6 10] */
+        int64_t one = 1;
+        void *v = test_pack(dt, &one, 1);
+        st = rg_array_scalar(off, RG_ARITH_ADD, v);
+        free(v);
+        break;
+    }
+    case MUT_SCALAR_MUL: { /* [0 -2 -5 -5 -9] */
+        int64_t minus = -1;
+        void *v = test_pack(dt, &minus, 1);
+        st = rg_array_scalar(off, RG_ARITH_MUL, v);
+        free(v);
+        break;
+    }
+    case MUT_LENGTHS: /* [3 0 1 4 1] */
+        a = test_array_from_i64(ctx, RG_INT64, src6, 6);
+        st = rg_lengths(off, a);
+        break;
+    case MUT_PARENTS: /* [1 1 1 1 1] */
+        a = test_array_from_i64(ctx, RG_INT64, src_one, 3);
+        st = rg_parents(off, a, RG_STRATEGY_AUTO, NULL);
+        break;
+    case MUT_LOCAL: /* [0 1 2 0 1] */
+        a = test_array_from_i64(ctx, RG_INT64, src_two, 3);
+        st = rg_local_index(off, a, RG_STRATEGY_AUTO, NULL);
+        break;
+    case MUT_REDUCE: { /* sums [0 5 1 7 7], as int64 only */
+        if (dt != RG_INT64)
+            return -2;
+        const int64_t content[5] = {0, 5, 1, 7, 7};
+        a = test_array_from_i64(ctx, RG_INT64, src_ones, 6);
+        b = test_array_from_i64(ctx, RG_INT64, content, 5);
+        st = rg_segment_reduce(off, b, a, RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL);
+        break;
+    }
+    case MUT_NONZERO_INTO: { /* [1 3 4 5 9], int64 only */
+        if (dt != RG_INT64)
+            return -2;
+        const int64_t x[5] = {0, 3, 0, 1, 1}, shape[1] = {5};
+        int64_t nnz = 0;
+        a = test_array_from_i64(ctx, RG_INT32, x, 5);
+        st = rg_nonzero_into(off, &nnz, a, shape, 1);
+        ck_assert_int_eq(nnz, 3);
+        break;
+    }
+    case MUT_FROM_LENGTHS: { /* valid: [0 1 1 4 6] */
+        const int64_t len[4] = {1, 0, 3, 2};
+        a = test_array_from_i64(ctx, RG_INT64, len, 4);
+        st = rg_offsets_from_lengths(off, a);
+        last = 6;
+        break;
+    }
+    case MUT_COMPOSE: { /* valid: inner[outer[i]] = [0 2 3 3 12] */
+        const int64_t outer[5] = {0, 1, 2, 2, 4}, inner[5] = {0, 2, 3, 10, 12};
+        a = test_array_from_i64(ctx, RG_INT64, outer, 5);
+        b = test_array_from_i64(ctx, RG_INT64, inner, 5);
+        st = rg_offsets_compose(off, a, b);
+        last = 12;
+        break;
+    }
+    case MUT_NESTED: { /* valid: the same composition through rg_nested_offsets */
+        const int64_t outer[5] = {0, 1, 2, 2, 4}, inner[5] = {0, 2, 3, 10, 11};
+        a = test_array_from_i64(ctx, RG_INT64, outer, 5);
+        b = test_array_from_i64(ctx, RG_INT64, inner, 5);
+        const rg_array *levels[2] = {a, b};
+        st = rg_nested_offsets(off, levels, 2, 0, 2);
+        last = 11;
+        break;
+    }
+    }
+    ck_assert_msg(st == RG_OK, "change %d of %s offsets: %d %s", m, rg_dtype_name(dt), (int)st,
+                  rg_context_error(ctx));
+    rg_array_free(a);
+    rg_array_free(b);
+    return last;
+}
+
+START_TEST(test_known_offsets_change)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t good[5] = {0, 2, 5, 5, 9}, want[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
+    for (int d = 0; d < 2; d++) {
+        rg_dtype dt = index_dtypes[d];
+        for (int m = 0; m < MUT_COUNT; m++) {
+            rg_array *off = test_array_from_i64(ctx, dt, good, 5);
+            rg_array *out = test_array_filled(ctx, RG_INT64, 9, -7);
+            /* Checked twice: the second call finds them known. */
+            for (int twice = 0; twice < 2; twice++) {
+                ck_assert_int_eq(rg_parents(out, off, RG_STRATEGY_AUTO, NULL), RG_OK);
+                int64_t *got = test_read_i64(out);
+                test_expect_i64(got, want, 9, "parents of known offsets");
+                free(got);
+            }
+            ck_assert_int_eq(rg_offsets_validate(off, 8), RG_EOFFSETS);
+            ck_assert_int_eq(rg_offsets_validate(off, 9), RG_OK);
+            ck_assert_int_eq(rg_array_fill(out, &(int64_t){-7}), RG_OK);
+
+            int64_t last = mutate(ctx, off, dt, m);
+            if (last == -2) { /* not for this dtype */
+                rg_array_free(out);
+                rg_array_free(off);
+                continue;
+            }
+            /* Invalid now: refused, with out untouched.  Valid with another
+             * last offset: out's length no longer matches. */
+            rg_status st = rg_parents(out, off, RG_STRATEGY_AUTO, NULL);
+            ck_assert_msg(st == (last < 0 ? RG_EOFFSETS : RG_ESIZE),
+                          "change %d of %s offsets: rg_parents gave %d (%s)", m,
+                          rg_dtype_name(dt), (int)st, rg_context_error(ctx));
+            test_expect_filled(out, -7, "parents after the offsets changed");
+            if (last >= 0) {
+                ck_assert_int_eq(rg_offsets_validate(off, (size_t)last), RG_OK);
+                ck_assert_int_eq(rg_offsets_validate(off, 9), RG_EOFFSETS);
+                rg_array *fit = test_array_filled(ctx, RG_INT64, (size_t)last, -7);
+                ck_assert_int_eq(rg_parents(fit, off, RG_STRATEGY_AUTO, NULL), RG_OK);
+                int64_t *o = test_read_i64(off);
+                int64_t *p = ref_parents(o, 4), *got = test_read_i64(fit);
+                test_expect_i64(got, p, (size_t)last, "parents of the changed offsets");
+                free(got);
+                free(p);
+                free(o);
+                rg_array_free(fit);
+            }
+            rg_array_free(out);
+            rg_array_free(off);
+        }
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Offsets that failed the check are checked again (and pass once repaired);
+ * a list's offsets stay right through its edits. */
+START_TEST(test_known_offsets_repair_and_lists)
+{
+    TEST_CONTEXT(ctx, _i);
+    const int64_t bad[4] = {0, 4, 2, 6};
+    rg_array *off = test_array_from_i64(ctx, RG_INT64, bad, 4);
+    rg_array *out = test_array_filled(ctx, RG_INT32, 6, -7);
+    for (int twice = 0; twice < 2; twice++)
+        ck_assert_int_eq(rg_local_index(out, off, RG_STRATEGY_AUTO, NULL), RG_EOFFSETS);
+    test_expect_filled(out, -7, "local index of bad offsets");
+    ck_assert_int_eq(rg_array_write(off, 1, &(int64_t){1}, 1), RG_OK);
+    ck_assert_int_eq(rg_local_index(out, off, RG_STRATEGY_AUTO, NULL), RG_OK);
+    const int64_t want[6] = {0, 0, 0, 1, 2, 3};
+    int64_t *got = test_read_i64(out);
+    test_expect_i64(got, want, 6, "local index once repaired");
+    free(got);
+    rg_array_free(out);
+    rg_array_free(off);
+
+    rg_list *l = NULL;
+    const int32_t items[3] = {1, 2, 3};
+    ck_assert_int_eq(rg_list_from_item_size(&l, ctx, RG_INT32, items, 3, 1), RG_OK);
+    for (int step = 0; step < 4; step++) {
+        size_t n = rg_list_nelems(l);
+        rg_array *p = test_array_filled(ctx, RG_INT64, n, -1);
+        ck_assert_int_eq(rg_parents(p, rg_list_offsets(l), RG_STRATEGY_AUTO, NULL), RG_OK);
+        if (n > 0) { /* a shorter output is refused: the new last offset counts */
+            rg_array *shorter = test_array_filled(ctx, RG_INT64, n - 1, -1);
+            ck_assert_int_eq(rg_parents(shorter, rg_list_offsets(l), RG_STRATEGY_AUTO, NULL),
+                             RG_ESIZE);
+            rg_array_free(shorter);
+        }
+        int64_t *o = test_read_i64(rg_list_offsets(l));
+        int64_t *ref = ref_parents(o, rg_list_nitems(l)), *pg = test_read_i64(p);
+        test_expect_i64(pg, ref, n, "parents of a list's offsets");
+        free(pg);
+        free(ref);
+        free(o);
+        rg_array_free(p);
+        if (step == 0)
+            ck_assert_int_eq(rg_list_append(l, items, 3), RG_OK);
+        else if (step == 1)
+            ck_assert_int_eq(rg_list_delete(l, 0), RG_OK);
+        else
+            ck_assert_int_eq(rg_list_insert(l, 1, items, 2), RG_OK);
+    }
+    rg_list_free(l);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *offsets_suite(void)
 {
     Suite *s = suite_create("offsets");
@@ -472,6 +693,11 @@ Suite *offsets_suite(void)
     tcase_add_loop_test(tc, test_offsets_total_limits, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_lengths_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_from_lengths_errors, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    tc = test_tcase("known");
+    tcase_add_loop_test(tc, test_known_offsets_change, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_known_offsets_repair_and_lists, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     return s;
