@@ -516,10 +516,15 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * Summation order (floats are not associative): within a backend and device
  * the result is deterministic -- no atomics, the same shape of combining
  * tree on every run.  Float32 sums and products accumulate in float64 on
- * OpenMP and in float32 on OpenCL.  OpenMP: each thread adds its element
- * range left to right; a segment cut by thread boundaries gets its parts
- * added in thread order.  OpenCL merge path: each work-item adds up to 8
- * consecutive elements left to right, the partials of one segment within a
+ * OpenMP and in float32 on OpenCL.  OpenMP: each thread folds its part of
+ * a segment left to right, except that a float part of 64 or more elements
+ * is folded as 8 interleaved lanes (lane j takes elements j, j + 8, ... of
+ * the whole groups of 8; the lanes are combined as j with j + 4, then j + 2,
+ * then j + 1), then its last (length % 8) elements left to right; a segment
+ * cut by thread boundaries gets its parts combined in thread order.  The
+ * lanes keep 8 additions in flight instead of one chain at the add's
+ * latency, and round off less.  OpenCL merge path: each work-item adds up
+ * to 8 consecutive elements left to right, the partials of one segment within a
  * work-group are added by a tree (Hillis-Steele segmented scan), then tile
  * by tile and chunk by chunk in order.  OpenCL per-segment: left to right.
  * ------------------------------------------------------------------------ */

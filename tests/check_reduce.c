@@ -535,6 +535,164 @@ START_TEST(test_reduce_windows_exact)
 }
 END_TEST
 
+/* The documented OpenMP order of a float sum (prod) of [b, e) in double: from
+ * 64 elements on, 8 interleaved lanes over the whole groups of 8, added as
+ * a tree (j + 4, j + 2, j + 1) onto +0.0 (1.0), then the rest left to right. */
+static double lanes_fold(const double *x, int64_t b, int64_t e, int prod)
+{
+    double v = prod ? 1 : 0;
+    if (e - b >= 64) {
+        double lane[8];
+        for (int j = 0; j < 8; j++)
+            lane[j] = v;
+        for (int64_t stop = b + (e - b) / 8 * 8; b < stop; b += 8)
+            for (int j = 0; j < 8; j++)
+                lane[j] = prod ? lane[j] * x[b + j] : lane[j] + x[b + j];
+        for (int w = 4; w > 0; w /= 2)
+            for (int j = 0; j < w; j++)
+                lane[j] = prod ? lane[j] * lane[j + w] : lane[j] + lane[j + w];
+        v = prod ? v * lane[0] : v + lane[0];
+    }
+    for (; b < e; b++)
+        v = prod ? v * x[b] : v + x[b];
+    return v;
+}
+
+/* Segments of 0 to 3000 elements (most past 64) of inexact values, so that
+ * any other order changes the bits: on OpenMP float64 and float32 sums and
+ * products match the documented lane order bit for bit (per-segment; merge
+ * path may differ on the segments that thread boundaries cut). */
+START_TEST(test_reduce_lanes_exact)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    size_t nsegs = 300;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = 91;
+    for (size_t i = 0; i < nsegs; i++) {
+        uint64_t r = test_rand(&state);
+        len[i] = i % 10 == 0 ? (int64_t)(r % 64) : 60 + (int64_t)(r % 3000);
+    }
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    double *x = malloc(n * sizeof *x), *xw = malloc(n * sizeof *xw);
+    float *xf = malloc(n * sizeof *xf);
+    ck_assert(x && xw && xf);
+    for (int prod = 0; prod < 2; prod++) {
+        for (size_t k = 0; k < n; k++) {
+            uint64_t r = test_rand(&state);
+            /* products near 1 so that 3000 of them stay finite */
+            x[k] = prod ? 1 + ((double)(r >> 40) - 8388608.0) * 1e-10
+                        : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
+            xf[k] = (float)x[k];
+            xw[k] = (double)xf[k];
+        }
+        rg_reduce_op op = prod ? RG_REDUCE_PROD : RG_REDUCE_SUM;
+        rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+        rg_array *c64, *c32, *out = NULL, *outf = NULL;
+        ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+        ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
+        ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
+        ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
+        ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, op, policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, op, policy, NULL), RG_OK);
+        double got[300];
+        float gotf[300];
+        ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
+        ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
+        size_t differ = 0;
+        for (size_t i = 0; i < nsegs; i++) {
+            double w = lanes_fold(x, off[i], off[i + 1], prod);
+            float wf = (float)lanes_fold(xw, off[i], off[i + 1], prod);
+            int same = memcmp(&got[i], &w, sizeof w) == 0 && memcmp(&gotf[i], &wf, sizeof wf) == 0;
+            if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > 8 ||
+                          fabs(got[i] - w) > 1e-9 * (1 + fabs(w))))
+                ck_abort_msg("%s %s: segment %zu (length %" PRId64 ") gives %a / %a, expected "
+                             "%a / %a", rg_reduce_op_name(op), rg_reduce_policy_name(policy), i,
+                             len[i], got[i], (double)gotf[i], w, (double)wf);
+        }
+        rg_array_free(outf);
+        rg_array_free(out);
+        rg_array_free(c32);
+        rg_array_free(c64);
+        rg_array_free(offsets);
+    }
+    free(xf);
+    free(xw);
+    free(x);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Long segments (past the 1024 elements from which OpenMP scans min and max
+ * in lanes) of few distinct values, so that the extreme ties across lanes,
+ * with +-0.0, +-inf and, in every fourth segment, NaNs: every policy and
+ * backend gives the first NaN, else the first position of the extreme, as
+ * the left-to-right scan does. */
+START_TEST(test_reduce_extreme_long_exact)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    enum { NSEGS = 40 };
+    int64_t len[NSEGS];
+    uint64_t state = 5;
+    for (size_t i = 0; i < NSEGS; i++)
+        len[i] = i == 7 ? 0 : 1000 + (int64_t)(test_rand(&state) % 4000);
+    int64_t *off = ref_offsets(len, NSEGS);
+    size_t n = (size_t)off[NSEGS];
+    double *x = malloc(n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    static const double vals[8] = {-0.0, 0.0, 1, -1, 2, -2, INFINITY, -INFINITY};
+    for (size_t i = 0; i < NSEGS; i++)
+        for (int64_t k = off[i]; k < off[i + 1]; k++) {
+            uint64_t r = test_rand(&state);
+            /* segments 0 mod 3 hold only 1 and 2 apart from one spot, so the
+             * extremes are few and late; the others draw from all of vals */
+            x[k] = i % 3 == 0 ? 1 + (double)(r % 2) : vals[r % (i % 5 == 1 ? 6 : 8)];
+            if (i % 4 == 2 && r % 997 == 0)
+                x[k] = NAN;
+        }
+    for (size_t i = 0; i < NSEGS; i += 3)
+        if (len[i] > 0)
+            x[off[i] + (int64_t)(test_rand(&state) % (uint64_t)len[i])] = i % 2 ? -0.0 : 0.0;
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, NSEGS + 1);
+    rg_array *c64, *val = NULL, *idx = NULL;
+    ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+    ck_assert_int_eq(rg_array_create(&val, ctx, RG_FLOAT64, NSEGS), RG_OK);
+    ck_assert_int_eq(rg_array_create(&idx, ctx, RG_INT64, NSEGS), RG_OK);
+    static const rg_reduce_op ext[4] = {RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MIN,
+                                        RG_REDUCE_MAX};
+    for (int e = 0; e < 4; e++) {
+        int is_max = e % 2, arg = e < 2;
+        double got[NSEGS];
+        int64_t goti[NSEGS];
+        rg_array *o = arg ? idx : val;
+        ck_assert_int_eq(rg_segment_reduce(o, c64, offsets, ext[e], policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_array_read(arg ? (void *)goti : (void *)got, o, 0, NSEGS), RG_OK);
+        for (size_t i = 0; i < NSEGS; i++) {
+            int64_t at = seq_extreme(x, off[i], off[i + 1], is_max);
+            double w = at < 0 ? (is_max ? -INFINITY : INFINITY) : x[off[i] + at];
+            int ok = arg ? goti[i] == at
+                         : isnan(w) ? isnan(got[i]) : memcmp(&got[i], &w, sizeof w) == 0;
+            ck_assert_msg(ok, "%s %s: segment %zu (length %" PRId64 "): %" PRId64 " / %a, "
+                          "expected %" PRId64 " / %a", rg_reduce_op_name(ext[e]),
+                          rg_reduce_policy_name(policy), i, len[i], arg ? goti[i] : 0,
+                          arg ? 0.0 : got[i], at, w);
+        }
+    }
+    rg_array_free(idx);
+    rg_array_free(val);
+    rg_array_free(c64);
+    rg_array_free(offsets);
+    free(x);
+    free(off);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Hand-checked values: identities, ties, NaN, wrapping. */
 START_TEST(test_reduce_values)
 {
@@ -776,6 +934,8 @@ Suite *reduce_suite(void)
     tc = test_tcase("windows");
     tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_windows_exact, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("big");
