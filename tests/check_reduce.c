@@ -433,6 +433,45 @@ static int64_t seq_extreme(const double *x, int64_t b, int64_t e, int is_max)
     return at < 0 ? -1 : at - b;
 }
 
+/* argmin, argmax, min and max of the float64 content c64 (x on the host)
+ * against seq_extreme: positions exactly, values bit for bit (where
+ * nan_bits is false, any NaN for a NaN: OpenCL devices may not keep a
+ * NaN's bits). */
+static void check_extremes_exact(rg_context *ctx, rg_array *c64, rg_array *offsets,
+                                 const double *x, const int64_t *off, size_t nsegs,
+                                 rg_reduce_policy policy, int nan_bits)
+{
+    static const rg_reduce_op ext[4] = {RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MIN,
+                                        RG_REDUCE_MAX};
+    rg_array *val = NULL, *idx = NULL;
+    ck_assert_int_eq(rg_array_create(&val, ctx, RG_FLOAT64, nsegs), RG_OK);
+    ck_assert_int_eq(rg_array_create(&idx, ctx, RG_INT64, nsegs), RG_OK);
+    double *got = malloc(nsegs * sizeof *got);
+    int64_t *goti = malloc(nsegs * sizeof *goti);
+    ck_assert(got && goti);
+    for (int e = 0; e < 4; e++) {
+        int is_max = e % 2, arg = e < 2;
+        rg_array *o = arg ? idx : val;
+        ck_assert_int_eq(rg_segment_reduce(o, c64, offsets, ext[e], policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_array_read(arg ? (void *)goti : (void *)got, o, 0, nsegs), RG_OK);
+        for (size_t i = 0; i < nsegs; i++) {
+            int64_t at = seq_extreme(x, off[i], off[i + 1], is_max);
+            double w = at < 0 ? (is_max ? -INFINITY : INFINITY) : x[off[i] + at];
+            int ok = arg                    ? goti[i] == at
+                     : isnan(w) && !nan_bits ? isnan(got[i])
+                                             : memcmp(&got[i], &w, sizeof w) == 0;
+            ck_assert_msg(ok, "%s %s: segment %zu (length %" PRId64 "): %" PRId64 " / %a, "
+                          "expected %" PRId64 " / %a", rg_reduce_op_name(ext[e]),
+                          rg_reduce_policy_name(policy), i, off[i + 1] - off[i],
+                          arg ? goti[i] : 0, arg ? 0.0 : got[i], at, w);
+        }
+    }
+    free(goti);
+    free(got);
+    rg_array_free(idx);
+    rg_array_free(val);
+}
+
 /* Short segments (0 to 17 elements) holding NaN, +-0.0 and +-Inf: on OpenMP the
  * float64 and float32 sums match the documented left-to-right order bit for
  * bit on both policies (a segment of -0.0 alone sums to +0.0), and the
@@ -469,16 +508,14 @@ START_TEST(test_reduce_windows_exact)
         for (int64_t k = off[i]; k < off[i + 1]; k++)
             x[k] = xf[k] = -0.0f;
     rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
-    rg_array *c64, *c32, *out = NULL, *outf = NULL, *idx = NULL;
+    rg_array *c64, *c32, *out = NULL, *outf = NULL;
     ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
     ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
     ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
     ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
-    ck_assert_int_eq(rg_array_create(&idx, ctx, RG_INT64, nsegs), RG_OK);
     double *got = malloc(nsegs * sizeof *got);
     float *gotf = malloc(nsegs * sizeof *gotf);
-    int64_t *goti = malloc(nsegs * sizeof *goti);
-    ck_assert(got && gotf && goti);
+    ck_assert(got && gotf);
     ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, RG_REDUCE_SUM, policy, NULL), RG_OK);
     ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, RG_REDUCE_SUM, policy, NULL), RG_OK);
     ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
@@ -502,26 +539,9 @@ START_TEST(test_reduce_windows_exact)
             ck_assert_msg(got[i] == 0 && !signbit(got[i]) && !signbit(gotf[i]),
                           "segment %zu of -0.0: %a", i, got[i]);
     }
-    static const rg_reduce_op ext[4] = {RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MIN,
-                                        RG_REDUCE_MAX};
-    for (int e = 0; e < 4; e++) {
-        int is_max = e % 2, arg = e < 2;
-        rg_array *o = arg ? idx : out;
-        ck_assert_int_eq(rg_segment_reduce(o, c64, offsets, ext[e], policy, NULL), RG_OK);
-        ck_assert_int_eq(rg_array_read(arg ? (void *)goti : (void *)got, o, 0, nsegs), RG_OK);
-        for (size_t i = 0; i < nsegs; i++) {
-            int64_t at = seq_extreme(x, off[i], off[i + 1], is_max);
-            double w = at < 0 ? (is_max ? -INFINITY : INFINITY) : x[off[i] + at];
-            int ok = arg ? goti[i] == at : memcmp(&got[i], &w, sizeof w) == 0;
-            ck_assert_msg(ok, "%s %s: segment %zu (length %" PRId64 "): %" PRId64 " / %a, "
-                          "expected %" PRId64 " / %a", rg_reduce_op_name(ext[e]),
-                          rg_reduce_policy_name(policy), i, len[i], goti[i], got[i], at, w);
-        }
-    }
+    check_extremes_exact(ctx, c64, offsets, x, off, nsegs, policy, 1);
     free(got);
     free(gotf);
-    free(goti);
-    rg_array_free(idx);
     rg_array_free(outf);
     rg_array_free(out);
     rg_array_free(c32);
@@ -659,32 +679,9 @@ START_TEST(test_reduce_extreme_long_exact)
         if (len[i] > 0)
             x[off[i] + (int64_t)(test_rand(&state) % (uint64_t)len[i])] = i % 2 ? -0.0 : 0.0;
     rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, NSEGS + 1);
-    rg_array *c64, *val = NULL, *idx = NULL;
+    rg_array *c64;
     ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
-    ck_assert_int_eq(rg_array_create(&val, ctx, RG_FLOAT64, NSEGS), RG_OK);
-    ck_assert_int_eq(rg_array_create(&idx, ctx, RG_INT64, NSEGS), RG_OK);
-    static const rg_reduce_op ext[4] = {RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MIN,
-                                        RG_REDUCE_MAX};
-    for (int e = 0; e < 4; e++) {
-        int is_max = e % 2, arg = e < 2;
-        double got[NSEGS];
-        int64_t goti[NSEGS];
-        rg_array *o = arg ? idx : val;
-        ck_assert_int_eq(rg_segment_reduce(o, c64, offsets, ext[e], policy, NULL), RG_OK);
-        ck_assert_int_eq(rg_array_read(arg ? (void *)goti : (void *)got, o, 0, NSEGS), RG_OK);
-        for (size_t i = 0; i < NSEGS; i++) {
-            int64_t at = seq_extreme(x, off[i], off[i + 1], is_max);
-            double w = at < 0 ? (is_max ? -INFINITY : INFINITY) : x[off[i] + at];
-            int ok = arg ? goti[i] == at
-                         : isnan(w) ? isnan(got[i]) : memcmp(&got[i], &w, sizeof w) == 0;
-            ck_assert_msg(ok, "%s %s: segment %zu (length %" PRId64 "): %" PRId64 " / %a, "
-                          "expected %" PRId64 " / %a", rg_reduce_op_name(ext[e]),
-                          rg_reduce_policy_name(policy), i, len[i], arg ? goti[i] : 0,
-                          arg ? 0.0 : got[i], at, w);
-        }
-    }
-    rg_array_free(idx);
-    rg_array_free(val);
+    check_extremes_exact(ctx, c64, offsets, x, off, NSEGS, policy, 0);
     rg_array_free(c64);
     rg_array_free(offsets);
     free(x);
