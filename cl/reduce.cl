@@ -128,18 +128,22 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
  *
  * The merge path of segment ends o[1..nsegs] and elements 0..nelems-1 has
  * nsegs + nelems steps (end i comes before element k when o[i+1] <= k).
- * Work-group g owns chunk g, a contiguous run of steps, and walks it in
- * tiles of VT steps per work-item, so every group does the same work
- * whatever the lengths.  A work-item folds its steps in order; at a segment
- * end it stores the result, except for the first segment it closes (its
- * head), which may have begun in earlier work-items.  The open segment at
- * its end (its tail) and whether it closed anything feed a segmented scan
- * over the group, which gives each work-item the partial of its head from
- * the work-items, tiles (the carry) before it.  The first segment closed in
- * a chunk may have begun in an earlier chunk: its partial goes to the
- * chunk's record, and reduce_fixup combines the chunks' records in order.
- * Nothing waits on another work-group; the order of every combination is
- * fixed, so results are deterministic. */
+ * It is cut into tiles of VT steps per work-item; reduce_bounds finds where
+ * every tile starts, all at once.  Work-group g owns chunk g, a contiguous
+ * run of whole tiles, so every group does the same work whatever the
+ * lengths.  For each tile the group copies the offsets and the elements the
+ * tile touches into local memory (coalesced: neighbouring work-items load
+ * neighbouring words), and each work-item then finds its VT steps there by
+ * a binary search and folds them in order, reading local memory only.  At
+ * a segment end it stores the result, except for the first segment it
+ * closes (its head), which may have begun in earlier work-items.  The open
+ * segment at its end (its tail) and whether it closed anything feed a
+ * segmented scan over the group, which gives each work-item the partial of
+ * its head from the work-items and tiles (the carry) before it.  The first
+ * segment closed in a chunk may have begun in an earlier chunk: its partial
+ * goes to the chunk's record, and reduce_fixup combines the chunks' records
+ * in order.  Nothing waits on another work-group; the order of every
+ * combination is fixed, so results are deterministic. */
 
 typedef struct {
     acc_t carry; /* the open segment at the chunk's end: its partial from this chunk */
@@ -155,13 +159,12 @@ typedef struct {
 typedef char chunk_fits[sizeof(chunk_t) <= CHUNK_BYTES ? 1 : -1];
 typedef char acc_fits[sizeof(acc_t) <= ACC_BYTES ? 1 : -1];
 
-/* How many segment ends lie among the first diag steps, searched in
- * [lo, hi] (the answer must lie there). */
-ulong path_search(global const int *o32, global const long *o64, int wide, ulong nelems,
-                  ulong diag, ulong lo, ulong hi)
+/* How many segment ends lie among the first diag steps. */
+ulong path_search(global const int *o32, global const long *o64, int wide, ulong nsegs,
+                  ulong nelems, ulong diag)
 {
-    lo = max(lo, diag > nelems ? diag - nelems : 0UL);
-    hi = min(hi, diag);
+    ulong lo = diag > nelems ? diag - nelems : 0UL;
+    ulong hi = min(nsegs, diag);
     while (lo < hi) {
         ulong mid = lo + (hi - lo) / 2;
         if (OFF(mid + 1) <= (long)(diag - 1 - mid))
@@ -170,6 +173,17 @@ ulong path_search(global const int *o32, global const long *o64, int wide, ulong
             hi = mid;
     }
     return lo;
+}
+
+/* bounds[t] = the segment ends among the first t * tile steps, for t = 0 ..
+ * ntiles (the last is nsegs).  One work-item per tile, so the searches run
+ * side by side instead of one after another inside each tile's group. */
+kernel void reduce_bounds(global const int *o32, global const long *o64, int wide,
+                          ulong nsegs, ulong nelems, ulong tile, global ulong *bounds)
+{
+    ulong steps = nsegs + nelems, ntiles = (steps + tile - 1) / tile;
+    for (ulong t = get_global_id(0); t <= ntiles; t += get_global_size(0))
+        bounds[t] = path_search(o32, o64, wide, nsegs, nelems, min(t * tile, steps));
 }
 
 /* Segmented inclusive scan over the work-group: each work-item gives (f, y),
@@ -210,42 +224,54 @@ acc_t group_segscan(acc_t y, int f, int op, local acc_t *sacc, local int *sflag,
     return before;
 }
 
-/* One work-group per chunk of `chunk` steps; tile holds VT * group elements. */
+/* One work-group per chunk of `chunk` steps (whole tiles of VT * group
+ * steps).  stage holds a tile's offsets and elements: at most tile + 1
+ * longs, since the tile's segment ends and elements add up to its steps. */
 kernel void reduce_chunks(global const T *x, global const int *o32, global const long *o64,
-                          int wide, ulong nsegs, ulong nelems, ulong chunk, int op,
-                          global uchar *out, global chunk_t *chunks,
-                          local acc_t *sacc, local int *sflag, local T *tile)
+                          int wide, ulong nsegs, ulong nelems, ulong chunk,
+                          global const ulong *bounds, int op, global uchar *out,
+                          global chunk_t *chunks, local acc_t *sacc, local int *sflag,
+                          local long *stage)
 {
-    local ulong bounds[4]; /* the tile's first segment and element, its last + 1 */
     size_t lid = get_local_id(0), group = get_local_size(0);
-    ulong steps = nsegs + nelems;
+    ulong steps = nsegs + nelems, tile = group * VT;
     ulong cbegin = get_group_id(0) * chunk, cend = min(cbegin + chunk, steps);
     acc_t carry = ident(op);  /* the open segment's partial, from earlier tiles */
     int chunk_closed = 0;       /* whether an earlier tile closed a segment */
-    for (ulong tbegin = cbegin; tbegin < cend; tbegin += group * VT) {
-        ulong tend = min(tbegin + group * VT, cend);
-        if (lid == 0) {
-            ulong s0 = path_search(o32, o64, wide, nelems, tbegin, 0, nsegs);
-            ulong s1 = path_search(o32, o64, wide, nelems, tend, s0, nsegs);
-            bounds[0] = s0;
-            bounds[1] = tbegin - s0;
-            bounds[2] = s1;
-            bounds[3] = tend - s1;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        ulong s0 = bounds[0], k0 = bounds[1], s1 = bounds[2], k1 = bounds[3];
-        /* Coalesced: consecutive work-items load consecutive elements. */
+    for (ulong tbegin = cbegin; tbegin < cend; tbegin += tile) {
+        ulong tend = min(tbegin + tile, cend);
+        ulong s0 = bounds[tbegin / tile], s1 = bounds[tbegin / tile + 1];
+        ulong k0 = tbegin - s0, k1 = tend - s1;
+        /* so[j] = o[s0 + j] for j = 0 .. s1 - s0 (s1 <= nsegs), then the
+         * elements k0 .. k1-1: the segments s0 .. s1 cover them. */
+        local long *so = stage;
+        local T *sx = (local T *)(stage + (s1 - s0 + 1));
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with stage */
+        for (ulong j = lid; j <= s1 - s0; j += group)
+            so[j] = OFF(s0 + j);
         for (ulong k = k0 + lid; k < k1; k += group)
-            tile[k - k0] = x[k];
-        ulong d = min(tbegin + lid * VT, tend), dend = min(d + VT, tend);
-        ulong seg = path_search(o32, o64, wide, nelems, d, s0, s1), k = d - seg;
+            sx[k - k0] = x[k];
         barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* This work-item's steps d .. dend-1 start in segment seg: the ends
+         * among the first d steps, searched in [s0, s1] like path_search. */
+        ulong d = min(tbegin + lid * VT, tend), dend = min(d + VT, tend);
+        ulong lo = s0, hi = s1;
+        while (lo < hi) {
+            ulong mid = lo + (hi - lo) / 2;
+            if (so[mid + 1 - s0] <= (long)d - 1 - (long)mid)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        ulong seg = lo, k = d - seg;
 
         ulong head_seg = seg;
         acc_t acc = ident(op), head = acc;
         int closed = 0;
-        long start = seg < nsegs ? OFF(seg) : (long)nelems;
-        long end = seg < nsegs ? OFF(seg + 1) : LONG_MAX;
+        /* The tile holds s1 - s0 ends: past the last, every step is an element. */
+        long start = so[seg - s0];
+        long end = seg < s1 ? so[seg + 1 - s0] : LONG_MAX;
         for (; d < dend; d++) {
             if (end <= (long)k) { /* segment seg ends here */
                 if (closed)
@@ -256,9 +282,9 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
                 acc = ident(op);
                 seg++;
                 start = end;
-                end = seg < nsegs ? OFF(seg + 1) : LONG_MAX;
+                end = seg < s1 ? so[seg + 1 - s0] : LONG_MAX;
             } else {
-                acc = fold(acc, tile[k - k0], (long)k, op);
+                acc = fold(acc, sx[k - k0], (long)k, op);
                 k++;
             }
         }
@@ -278,12 +304,11 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
                 chunks[get_group_id(0)].head = h; /* may continue an earlier chunk */
                 chunks[get_group_id(0)].head_seg = (long)head_seg;
             } else {
-                store(out, head_seg, h, OFF(head_seg), OFF(head_seg + 1), op);
+                store(out, head_seg, h, so[head_seg - s0], so[head_seg + 1 - s0], op);
             }
         }
         carry = total;
         chunk_closed |= any_closed;
-        /* group_segscan's last barrier also protects tile and bounds. */
     }
     if (lid == 0) {
         chunks[get_group_id(0)].carry = carry;

@@ -6,8 +6,9 @@
 
 #include "ocl.h"
 
-/* Merge-path steps per work-item per tile (VT of reduce.cl).  8 keeps the
- * staged tile of 8-byte elements at 16 KiB of local memory for 256 items. */
+/* Merge-path steps per work-item per tile (VT of reduce.cl).  8 keeps a
+ * tile's staged offsets and elements (at most tile + 1 longs) at 16 KiB of
+ * local memory for 256 items. */
 #define REDUCE_VT 8
 /* Bytes per chunk record and per work-item accumulator; reduce.cl refuses to
  * build if its structs outgrow them. */
@@ -19,8 +20,9 @@
 /* Chunk records per work-item of reduce_fixup; bounds the chunk count at
  * group * FIXUP_PER_ITEM. */
 #define FIXUP_PER_ITEM 4
-/* Grid-stride cap of the per-segment kernel. */
+/* Grid-stride caps of the per-segment and bounds kernels. */
 #define MAX_SEGMENT_GROUPS 65536
+#define MAX_BOUNDS_GROUPS 65536
 
 /* The OpenCL C side of a content dtype. */
 typedef struct cl_dtype {
@@ -78,14 +80,18 @@ static rg_status by_segment(const reduce_job *job)
     return st;
 }
 
-/* Merge path: the nsegs + nelems steps are cut into nchunks chunks of whole
- * tiles, one work-group each; at most CHUNKS_PER_UNIT per compute unit and
- * group * FIXUP_PER_ITEM in all, so reduce_fixup is one work-group. */
+/* Merge path: the nsegs + nelems steps are cut into tiles of group *
+ * REDUCE_VT steps, whose starts reduce_bounds finds first, and the tiles
+ * into nchunks chunks of whole tiles, one work-group each; at most
+ * CHUNKS_PER_UNIT per compute unit and group * FIXUP_PER_ITEM in all, so
+ * reduce_fixup is one work-group. */
 static rg_status by_merge_path(const reduce_job *job)
 {
     rg_ocl *ocl = job->ctx->impl;
-    rg_ocl_kernel chunks_k, fixup_k;
-    rg_status st = get_kernel(job, "reduce_chunks", &chunks_k);
+    rg_ocl_kernel bounds_k, chunks_k, fixup_k;
+    rg_status st = get_kernel(job, "reduce_bounds", &bounds_k);
+    if (st == RG_OK)
+        st = get_kernel(job, "reduce_chunks", &chunks_k);
     if (st == RG_OK)
         st = get_kernel(job, "reduce_fixup", &fixup_k);
     if (st != RG_OK)
@@ -101,19 +107,22 @@ static rg_status by_merge_path(const reduce_job *job)
         most = 1;
     size_t nchunks = tiles < most ? tiles : most;
     size_t tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
-    cl_ulong chunk = tiles_per_chunk * tile;
+    cl_ulong chunk = tiles_per_chunk * tile, tile64 = tile;
     nchunks = steps / chunk + (steps % chunk != 0);
     cl_ulong nchunks64 = nchunks, per_item = nchunks / group + (nchunks % group != 0);
 
-    cl_mem records = NULL;
+    cl_mem records = NULL, bounds = NULL;
+    kernel_arg bounds_args[] = {ARG(job->o32),    ARG(job->o64), ARG(job->wide),
+                                ARG(job->nsegs),  ARG(job->nelems), ARG(tile64),
+                                ARG(bounds)};
     kernel_arg chunk_args[] = {ARG(job->x),      ARG(job->o32),
                                ARG(job->o64),    ARG(job->wide),
                                ARG(job->nsegs),  ARG(job->nelems),
-                               ARG(chunk),       ARG(job->op),
-                               ARG(job->out),    ARG(records),
-                               LOCAL_ARG(group * ACC_BYTES),
+                               ARG(chunk),       ARG(bounds),
+                               ARG(job->op),     ARG(job->out),
+                               ARG(records),     LOCAL_ARG(group * ACC_BYTES),
                                LOCAL_ARG(group * sizeof(cl_int)),
-                               LOCAL_ARG(tile * job->elem_size)};
+                               LOCAL_ARG((tile + 1) * sizeof(cl_long))};
     kernel_arg fixup_args[] = {ARG(job->o32),     ARG(job->o64),
                                ARG(job->wide),    ARG(nchunks64),
                                ARG(per_item),     ARG(job->op),
@@ -122,9 +131,17 @@ static rg_status by_merge_path(const reduce_job *job)
                                LOCAL_ARG(group * sizeof(cl_int))};
     st = rg_ocl_temp_buffer(job->ctx, nchunks * CHUNK_BYTES, &records);
     if (st == RG_OK)
+        st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
+    if (st == RG_OK)
+        st = rg_ocl_launch(job->ctx, &bounds_k,
+                           rg_ocl_stride_groups(tiles + 1, bounds_k.group, MAX_BOUNDS_GROUPS),
+                           bounds_k.group, bounds_args, NARGS(bounds_args));
+    if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &chunks_k, nchunks, group, chunk_args, NARGS(chunk_args));
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &fixup_k, 1, group, fixup_args, NARGS(fixup_args));
+    if (bounds)
+        rg_cl.clReleaseMemObject(bounds);
     if (records)
         rg_cl.clReleaseMemObject(records);
     return st;
