@@ -10,8 +10,7 @@
  *
  * Reduce-then-scan: group g owns the chunk [g * chunk, min((g+1) * chunk, n)).
  * nz_count writes each chunk's count; nz_write adds up the counts of the
- * chunks before its own (there are at most as many chunks as work-items in
- * a group) and writes its rows from there.  No group ever waits on another,
+ * chunks before its own and writes its rows from there.  No group ever waits on another,
  * so nothing assumes forward progress between work-groups.  The input is read
  * twice; a single pass would need either a look-back across groups or a
  * worst-case buffer of 8-byte indices, which is never smaller than the
@@ -40,18 +39,24 @@ long group_exclusive_sum(long x, local long *buf, long *total)
 
 #define NONZERO(x) (((x) & mask) != 0)
 
-/* counts[g] = the non-zeros of group g's chunk. */
+/* counts[g] = the non-zeros of group g's chunk.  VT loads per work-item
+ * per step, independent of each other, so that enough of them are in
+ * flight to cover the memory's latency. */
 kernel void nz_count(global const T *in, ulong n, ulong chunk, T mask, global long *counts,
                      local long *buf)
 {
+    size_t lid = get_local_id(0), group = get_local_size(0);
     ulong begin = get_group_id(0) * chunk;
     ulong end = min(begin + chunk, n);
     long c = 0;
-    for (ulong i = begin + get_local_id(0); i < end; i += get_local_size(0))
-        c += NONZERO(in[i]);
+    for (ulong base = begin; base < end; base += group * VT)
+        for (uint j = 0; j < VT; j++) {
+            ulong i = base + j * group + lid;
+            c += i < end && NONZERO(in[i]);
+        }
     long total;
     group_exclusive_sum(c, buf, &total);
-    if (get_local_id(0) == 0)
+    if (lid == 0)
         counts[get_group_id(0)] = total;
 }
 
@@ -72,17 +77,23 @@ void emit(global long *out, long r, long k, local const long *shape, uint ndim)
  * not written: the host compares the total with its bound afterwards.
  * Tiles of group * VT elements: a coalesced load of the flags into local
  * memory, then each work-item takes VT consecutive flags so that one group
- * scan gives every non-zero its rank. */
+ * scan gives every non-zero its rank in the tile.  The tile's flat indices
+ * go to local memory in rank order, and the group writes their rows from
+ * there, neighbouring work-items on neighbouring rows (a work-item writing
+ * its own non-zeros would store VT rows apart). */
 kernel void nz_write(global const T *in, ulong n, ulong chunk, T mask,
                      global const long *counts, global const long *shape, uint ndim,
                      ulong rows, global long *out, local long *buf, local uchar *flags,
-                     local long *lshape)
+                     local long *lshape, local long *index)
 {
     size_t lid = get_local_id(0), group = get_local_size(0), g = get_group_id(0);
     for (uint d = lid; d < ndim; d += group)
         lshape[d] = shape[d];
+    long before = 0; /* the chunks before g, any number of them */
+    for (size_t c = lid; c < g; c += group)
+        before += counts[c];
     long carry; /* the first barrier of the scan also publishes lshape */
-    group_exclusive_sum(lid < g ? counts[lid] : 0, buf, &carry);
+    group_exclusive_sum(before, buf, &carry);
     ulong begin = g * chunk;
     ulong end = min(begin + chunk, n);
     for (ulong base = begin; base < end; base += group * VT) {
@@ -95,16 +106,15 @@ kernel void nz_write(global const T *in, ulong n, ulong chunk, T mask,
         for (uint j = 0; j < VT; j++)
             c += flags[lid * VT + j];
         long total;
-        long rank = carry + group_exclusive_sum(c, buf, &total);
-        for (uint j = 0; j < VT; j++) {
-            if (flags[lid * VT + j]) {
-                if ((ulong)rank < rows)
-                    emit(out, rank, (long)(base + lid * VT + j), lshape, ndim);
-                rank++;
-            }
-        }
+        long rank = group_exclusive_sum(c, buf, &total);
+        for (uint j = 0; j < VT; j++)
+            if (flags[lid * VT + j])
+                index[rank++] = (long)(base + lid * VT + j);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (long r = lid; r < total && (ulong)(carry + r) < rows; r += group)
+            emit(out, carry + r, index[r], lshape, ndim);
         carry += total;
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next tile overwrites flags */
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next tile overwrites flags and index */
     }
 }
 

@@ -5,8 +5,17 @@
 
 #include "ocl.h"
 
-/* Elements per work-item per tile of nz_write: 256 * 8 one-byte flags = 2 KiB of local memory. */
+/* Elements per work-item per tile of nz_write: 256 * 8 one-byte flags and
+ * as many 8-byte indices, 18 KiB of local memory. */
 #define NZ_VT 8
+/* Chunks (work-groups) per compute unit: on a GPU enough loads must be in
+ * flight to cover the latency of its memory (256 groups reached 16-23% of a
+ * copy on an H100).  At least two per work-item of a group, so that a CPU
+ * device (and the test suite on PoCL) also takes nz_write's path for more
+ * chunks than work-items. */
+#define NZ_CHUNKS_PER_UNIT 8
+/* The host adds up the chunk counts on its stack. */
+#define NZ_MAX_CHUNKS 4096
 /* Grid-stride segment kernels get at most this many work-groups (as in ops.c). */
 #define NZ_MAX_GROUPS 65536
 
@@ -53,10 +62,12 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     p->group = p->count.group;
     if (write && p->write.group < p->group)
         p->group = p->write.group;
-    /* At most one chunk per work-item of a group (nz_write adds up the counts
-     * before its chunk in one group-wide step), each a whole number of tiles. */
+    /* Chunks of whole tiles. */
+    rg_ocl *ocl = ctx->impl;
     size_t n = a->length, tile = p->group * NZ_VT;
-    size_t chunks = rg_ocl_stride_groups(n, tile, p->group);
+    size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
+    most = most < 2 * p->group ? 2 * p->group : most > NZ_MAX_CHUNKS ? NZ_MAX_CHUNKS : most;
+    size_t chunks = rg_ocl_stride_groups(n, tile, most);
     size_t per_chunk = n / chunks + (n % chunks != 0);
     p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     p->chunks = n / p->chunk + (n % p->chunk != 0);
@@ -86,7 +97,7 @@ static rg_status launch_count(const rg_array *a, nz_plan *p)
 /* Waits for the queue up to here and adds up the chunk counts. */
 static rg_status read_total(rg_context *ctx, const nz_plan *p, int64_t *total)
 {
-    int64_t counts[RG_OCL_MAX_GROUP];
+    int64_t counts[NZ_MAX_CHUNKS];
     rg_status st = rg_ocl_read_back(ctx, p->counts, p->chunks * sizeof(cl_long), counts);
     int64_t sum = 0;
     for (size_t i = 0; i < p->chunks; i++)
@@ -132,7 +143,8 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                          ARG(dst),
                          LOCAL_ARG(p->group * sizeof(cl_long)),
                          LOCAL_ARG(p->group * NZ_VT),
-                         LOCAL_ARG(ndim * sizeof(cl_long))};
+                         LOCAL_ARG(ndim * sizeof(cl_long)),
+                         LOCAL_ARG(p->group * NZ_VT * sizeof(cl_long))};
     rg_status st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
     rg_cl.clReleaseMemObject(shape_mem); /* released once the kernel is done with it */
     return st;
