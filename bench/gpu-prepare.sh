@@ -5,13 +5,26 @@
 # no Check and maybe no OpenCL ICD loader: the `make dist` tarball and the
 # Debian packages of Check, subunit, the ocl-icd loader and the OpenCL
 # headers.  Then carry DIR to the GPU machine with the source tree.
+# BASE=<git ref> also puts that commit's tarball into DIR/base, and
+# bench/gpu.sh then times both builds in one run (old and new side by side).
 set -eu
 dir=${1:-gpu-carry}
 mkdir -p "$dir/debs"
 make dist >/dev/null
 rm -f "$dir"/ragged-*.tar.gz
 mv ragged-*.tar.gz "$dir"/
+rm -rf "$dir/base"
+if [ -n "${BASE:-}" ]; then
+    mkdir -p "$dir/base"
+    tree=$(mktemp -d)
+    git worktree add -q --detach "$tree/src" "$BASE"
+    (cd "$tree/src" && autoreconf -fi >/dev/null 2>&1 && ./configure -q >/dev/null &&
+     make dist >/dev/null)
+    mv "$tree"/src/ragged-*.tar.gz "$dir/base/"
+    git worktree remove --force "$tree/src"
+    rm -rf "$tree"
+fi
 (cd "$dir/debs" && rm -f ./*.deb &&
  apt-get download check libsubunit-dev ocl-icd-libopencl1 opencl-c-headers \
      opencl-clhpp-headers 2>/dev/null)
-ls -l "$dir" "$dir/debs"
+ls -lR "$dir"

@@ -8,7 +8,10 @@
 # Environment: SIZES (default 16777216,134217728), OPS (default all),
 # BACKENDS (default opencl,openmp), XP (cupy, or numpy for a dry run),
 # CHECK (0 skips make check), CUPY (0 skips compare_gpu.py).  The benchmark runs before the tests, so
-# that a time limit cuts the tests, not the figures.
+# that a time limit cuts the tests, not the figures.  Where DIR/base holds
+# an older tarball (BASE= of gpu-prepare.sh), it is built too and its
+# benchmark runs right after this one's, then this one's again, into
+# bench-base.txt and bench-again.txt: old and new measured in one session.
 set -eu
 dir=$(cd "${1:-gpu-carry}" && pwd)
 mkdir -p "${2:-gpu-out}"
@@ -42,18 +45,41 @@ fi
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 { echo "== $(date -u)"; uname -a; nvidia-smi 2>&1 || true; echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-}"; } > "$out/machine.txt"
 
-build=$(mktemp -d)
-tar xzf "$dir"/ragged-*.tar.gz -C "$build"
-cd "$build"/ragged-*/
-./configure -q CPPFLAGS="-I$prefix/usr/include" LDFLAGS="-L$lib" \
-    CHECK_CFLAGS="-I$prefix/usr/include" \
-    CHECK_LIBS="$lib/libcheck_pic.a $lib/libsubunit.a -lm -lrt -pthread" \
-    > "$out/build.txt" 2>&1 || { cat config.log >> "$out/build.txt"; exit 1; }
-make -j"$(nproc)" >> "$out/build.txt" 2>&1 || { tail -50 "$out/build.txt"; exit 1; }
-rm "$out/build.txt" # kept only when the build fails
-RAGGED_KERNEL_PATH=$PWD/cl ./bench/ragged_bench --backends "${BACKENDS:-opencl,openmp}" \
-    --sizes "$sizes" --ops "$ops" --reps 5 --csv "$out/bench.csv" --dump "$out/data" \
-    > "$out/bench.txt" 2>&1 || echo "ragged_bench failed: $?" >> "$out/bench.txt"
+# Builds a tarball in a fresh folder and prints where.
+build_tarball() {
+    b=$(mktemp -d)
+    tar xzf "$1" -C "$b"
+    cd "$b"/ragged-*/
+    ./configure -q CPPFLAGS="-I$prefix/usr/include" LDFLAGS="-L$lib" \
+        CHECK_CFLAGS="-I$prefix/usr/include" \
+        CHECK_LIBS="$lib/libcheck_pic.a $lib/libsubunit.a -lm -lrt -pthread" \
+        > "$out/build.txt" 2>&1 || { cat config.log >> "$out/build.txt"; exit 1; }
+    make -j"$(nproc)" >> "$out/build.txt" 2>&1 || { tail -50 "$out/build.txt" >&2; exit 1; }
+    rm "$out/build.txt" # kept only when the build fails
+    pwd
+}
+
+# bench TREE FILE [ARG...]: the benchmark of the tree into FILE (and a CSV
+# beside it), with further arguments for ragged_bench.
+bench() {
+    t=$1 f=$2
+    shift 2
+    (cd "$t" && RAGGED_KERNEL_PATH=$PWD/cl ./bench/ragged_bench \
+        --backends "${BACKENDS:-opencl,openmp}" --sizes "$sizes" --ops "$ops" --reps 5 \
+        --csv "${f%.txt}.csv" "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
+}
+
+tree=$(build_tarball "$dir"/ragged-*.tar.gz)
+base=
+for t in "$dir"/base/ragged-*.tar.gz; do
+    if [ -f "$t" ]; then base=$(build_tarball "$t"); fi
+done
+cd "$tree"
+bench "$tree" "$out/bench.txt" --dump "$out/data"
+if [ -n "$base" ]; then
+    bench "$base" "$out/bench-base.txt"
+    bench "$tree" "$out/bench-again.txt"
+fi
 if [ "${CUPY:-1}" != 0 ]; then
     python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
         --csv "$out/cupy.csv" > "$out/cupy.txt" 2>&1 || echo "compare_gpu failed: $?" >> "$out/cupy.txt"
