@@ -423,6 +423,38 @@ START_TEST(test_fill_copy)
 }
 END_TEST
 
+/* A fill of 32 MiB or more is streamed on the OpenMP backend (a 16-byte
+ * pattern of the value, the unaligned ends stored one element at a time):
+ * every element of every width holds the value's bytes, with 1 to 3
+ * threads cutting the array at odd places. */
+START_TEST(test_fill_streamed)
+{
+    TEST_CONTEXT(ctx, _i);
+    const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_UINT32, RG_INT64};
+    const uint64_t value = 0x0102030405060708u; /* distinct bytes: a shifted pattern shows */
+    for (int round = 0, nthreads; round < 3 && (nthreads = test_threads(round)) > 0; round++) {
+        for (int t = 0; t < 4; t++) {
+            size_t size = rg_dtype_size(types[t]);
+            size_t n = ((size_t)32 << 20) / size + 13 + (size_t)round;
+            rg_array *a = test_array_filled(ctx, types[t], n, 0);
+            ck_assert_int_eq(rg_array_fill(a, &value), RG_OK); /* the low bytes, little-endian */
+            unsigned char *got = malloc(n * size);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_int_eq(rg_array_read(got, a, 0, n), RG_OK);
+            size_t k = 0; /* one assertion per check: check logs every one it evaluates */
+            while (k < n && memcmp(got + k * size, &value, size) == 0)
+                k++;
+            ck_assert_msg(k == n, "%s fill of %zu elements, %d threads: element %zu differs",
+                          rg_dtype_name(types[t]), n, nthreads, k);
+            free(got);
+            rg_array_free(a);
+        }
+    }
+    test_threads_restore();
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Arrays from 32 MiB up have storage of their own on the OpenMP backend (a
  * mapping with huge pages): created zeroed, written, and grown by a list
  * (moved by mremap, the grown part zero) they must behave as any other. */
@@ -494,6 +526,7 @@ Suite *array_suite(void)
     tcase_add_loop_test(tc, test_huge_alloc, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_foreign_context, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_fill_streamed, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_big_storage, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

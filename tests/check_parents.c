@@ -201,6 +201,67 @@ START_TEST(test_elem_mixed)
 }
 END_TEST
 
+/* Segments that end within 2 elements of every multiple of 2048 (the OpenMP
+ * merge path's stream windows), some followed by an empty segment or one
+ * of length 1, over nwin windows. */
+static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
+{
+    int64_t *len = malloc(3 * nwin * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    size_t k = 0;
+    int64_t prev = 0;
+    for (size_t m = 1; m <= nwin; m++) {
+        int64_t end = 2048 * (int64_t)m + (int64_t)(m % 5) - 2;
+        len[k++] = end - prev;
+        prev = end;
+        if (m % 3 == 0)
+            len[k++] = 0;
+        if (m % 7 == 0) {
+            len[k++] = 1;
+            prev++;
+        }
+    }
+    *nsegs = k;
+    return len;
+}
+
+/* Outputs of 32 MiB or more are streamed by the OpenMP merge path, in
+ * windows of 2048 elements: those inside one segment straight from
+ * registers, the others through a buffer.  Mixed lengths (runs of ones,
+ * short, empty and long segments), segment ends at and beside window edges,
+ * and one huge segment, past 32 MiB of int32 output, on every dtype pair
+ * and thread count. */
+START_TEST(test_elem_streamed)
+{
+    TEST_CONTEXT(ctx, _i);
+    int rounds = test_backend(_i) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    size_t nsegs = 330000;
+    int64_t *mixed = mixed_lengths(nsegs, 9, 0);
+    int64_t *huge = test_gen_lengths(DIST_HUGE, 5, ((int64_t)33 << 20) / 4 + 3, 10);
+    size_t nedges;
+    int64_t *edges = window_edge_lengths(((size_t)33 << 20) / 4 / 2048, &nedges);
+    int64_t *off = ref_offsets(mixed, nsegs);
+    ck_assert_msg(off[nsegs] * 4 > ((int64_t)32 << 20), "mixed case too small: %lld",
+                  (long long)off[nsegs]);
+    free(off);
+    for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
+         round++) {
+        char what[64];
+        snprintf(what, sizeof what, "streamed, mixed lengths, %d threads", nthreads);
+        check_lengths_all_dtypes(ctx, mixed, nsegs, RG_STRATEGY_MERGE_PATH, what);
+        snprintf(what, sizeof what, "streamed, one huge segment, %d threads", nthreads);
+        check_lengths_all_dtypes(ctx, huge, 5, RG_STRATEGY_MERGE_PATH, what);
+        snprintf(what, sizeof what, "streamed, ends at window edges, %d threads", nthreads);
+        check_lengths_all_dtypes(ctx, edges, nedges, RG_STRATEGY_MERGE_PATH, what);
+    }
+    test_threads_restore();
+    free(edges);
+    free(huge);
+    free(mixed);
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_strategy_choose)
 {
     TEST_CONTEXT(ctx, _i);
@@ -489,6 +550,7 @@ Suite *parents_suite(void)
     tcase_add_loop_test(tc, test_elem_small, 0, TEST_NBACKENDS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_mixed, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_elem_streamed, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

@@ -181,26 +181,28 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
  * (local index) or o[i] (starts).  Four strategies, same result.
  * ------------------------------------------------------------------------ */
 
-/* Writes what kind asks for into out[b .. e), all of segment seg starting at
- * start.  Three plain loops; omp simd has them vectorised at -O2 as well. */
+/* Writes what kind asks for for elements b .. e-1, all of segment seg
+ * starting at start, into out[k - shift] (shift: where out begins, for a
+ * window buffer; 0 for the output itself).  Three plain loops; omp simd has
+ * them vectorised at -O2 as well. */
 #define RG_DEFINE_FILL(N, T)                                                               \
-    static inline void fill_##N(T *restrict out, int64_t b, int64_t e, int64_t seg,        \
-                                int64_t start, rg_elem_kind kind)                          \
+    static inline void fill_##N(T *restrict out, int64_t shift, int64_t b, int64_t e,      \
+                                int64_t seg, int64_t start, rg_elem_kind kind)             \
     {                                                                                      \
         if (kind == RG_ELEM_PARENTS) {                                                     \
             const T v = (T)seg;                                                            \
             RG_OMP(simd)                                                                   \
             for (int64_t k = b; k < e; k++)                                                \
-                out[k] = v;                                                                \
+                out[k - shift] = v;                                                        \
         } else if (kind == RG_ELEM_LOCAL) {                                                \
             RG_OMP(simd)                                                                   \
             for (int64_t k = b; k < e; k++)                                                \
-                out[k] = (T)(k - start);                                                   \
+                out[k - shift] = (T)(k - start);                                           \
         } else {                                                                           \
             const T v = (T)start;                                                          \
             RG_OMP(simd)                                                                   \
             for (int64_t k = b; k < e; k++)                                                \
-                out[k] = v;                                                                \
+                out[k - shift] = v;                                                        \
         }                                                                                  \
     }
 
@@ -212,15 +214,16 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
  * array cost a few stores each instead of a branch mispredict. */
 #define RG_OMP_BLOCK 8
 #define RG_DEFINE_FILL_BLOCKS(N, T)                                                        \
-    static inline void fill_blocks_##N(T *restrict out, int64_t b, int64_t e, int64_t seg, \
-                                       int64_t start, rg_elem_kind kind)                   \
+    static inline void fill_blocks_##N(T *restrict out, int64_t shift, int64_t b,          \
+                                       int64_t e, int64_t seg, int64_t start,              \
+                                       rg_elem_kind kind)                                  \
     {                                                                                      \
         int64_t k = b;                                                                     \
         if (kind == RG_ELEM_LOCAL) {                                                       \
             do {                                                                           \
                 RG_OMP(simd)                                                               \
                 for (int j = 0; j < RG_OMP_BLOCK; j++)                                     \
-                    out[k + j] = (T)(k + j - start);                                       \
+                    out[k - shift + j] = (T)(k + j - start);                               \
                 k += RG_OMP_BLOCK;                                                         \
             } while (k < e);                                                               \
         } else {                                                                           \
@@ -228,14 +231,47 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
             do {                                                                           \
                 RG_OMP(simd)                                                               \
                 for (int j = 0; j < RG_OMP_BLOCK; j++)                                     \
-                    out[k + j] = v;                                                        \
+                    out[k - shift + j] = v;                                                \
                 k += RG_OMP_BLOCK;                                                         \
             } while (k < e);                                                               \
         }                                                                                  \
     }
 
+/* fill with streaming stores straight from registers, for a run of one
+ * segment that covers a whole window (see merge_stream). */
+#if RG_OMP_HAVE_STREAM
+#define RG_DEFINE_STREAM_RUN(N, T)                                                         \
+    static inline void stream_run_##N(T *out, int64_t b, int64_t e, int64_t seg,           \
+                                      int64_t start, rg_elem_kind kind)                    \
+    {                                                                                      \
+        typedef T lanes __attribute__((vector_size(16)));                                  \
+        enum { L = 16 / sizeof(T) };                                                       \
+        int64_t k = b;                                                                     \
+        int64_t head = (int64_t)((16 - ((uintptr_t)(out + k) & 15)) & 15) / (int64_t)sizeof(T); \
+        fill_##N(out, 0, k, k + head < e ? k + head : e, seg, start, kind);                \
+        k += head;                                                                         \
+        lanes v, step;                                                                     \
+        for (int j = 0; j < L; j++) {                                                      \
+            v[j] = (T)(kind == RG_ELEM_PARENTS ? seg                                       \
+                       : kind == RG_ELEM_LOCAL ? k + j - start : start);                   \
+            step[j] = (T)(kind == RG_ELEM_LOCAL ? L : 0);                                  \
+        }                                                                                  \
+        for (; k + L <= e; k += L, v += step)                                              \
+            _mm_stream_si128((__m128i *)(void *)(out + k), (__m128i)v);                   \
+        fill_##N(out, 0, k, e, seg, start, kind);                                          \
+    }
+#else
+#define RG_DEFINE_STREAM_RUN(N, T)                                                         \
+    static inline void stream_run_##N(T *out, int64_t b, int64_t e, int64_t seg,           \
+                                      int64_t start, rg_elem_kind kind)                    \
+    {                                                                                      \
+        fill_##N(out, 0, b, e, seg, start, kind);                                          \
+    }
+#endif
+
 RG_EACH_TYPE(RG_DEFINE_FILL)
 RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
+RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 
 /* The segment holding element k: the largest i < nsegs with o[i] <= k
  * (o[0] = 0 <= k, so there is one). */
@@ -256,6 +292,23 @@ RG_EACH_TYPE(RG_DEFINE_FILL_BLOCKS)
     }
 
 RG_EACH_TYPE(RG_DEFINE_UPPER_BOUND)
+
+/* The segment holding element k, at most last, searched forward from
+ * segment i (o[i] <= k): steps that double, then a binary search, so the
+ * cost grows with the distance from i only and the offsets read are near. */
+#define RG_DEFINE_SEGMENT_FROM(N, T)                                                       \
+    static inline int64_t segment_from_##N(const T *o, int64_t i, int64_t last, int64_t k) \
+    {                                                                                      \
+        int64_t step = 1;                                                                  \
+        while (i + step <= last && (int64_t)o[i + step] <= k) {                            \
+            i += step;                                                                     \
+            step *= 2;                                                                     \
+        }                                                                                  \
+        int64_t count = last - i + 1 < step ? last - i + 1 : step;                         \
+        return i + segment_of_##N(o + i, count, k);                                        \
+    }
+
+RG_EACH_TYPE(RG_DEFINE_SEGMENT_FROM)
 
 /* Segments of length 1 that the merge path stores as one vector. */
 #define RG_OMP_UNIT_RUN 8
@@ -307,7 +360,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         (void)nelems, (void)scratch, (void)team;                                           \
         RG_OMP(parallel for schedule(dynamic, RG_OMP_SEGMENT_CHUNK) num_threads(team))     \
         for (int64_t i = 0; i < nsegs; i++)                                                \
-            fill_##ON(out, o[i], o[i + 1], i, o[i], kind);                                 \
+            fill_##ON(out, 0, o[i], o[i + 1], i, o[i], kind);                              \
     }
 
 /* FLOOD: zero the output, write v(i) at o[i] for each non-empty segment i
@@ -361,12 +414,98 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         }                                                                                  \
     }
 
+/* Writes what kind asks for for elements k0 .. k1-1, which lie in segments
+ * i0 .. last, into out[k - shift]: segment by segment, clipped to
+ * [k0, k1).  Segments that end at least a block before k1 are written in
+ * whole blocks. */
+#define RG_DEFINE_MERGE_RANGE(ON, OT, IN, IT)                                              \
+    static inline void merge_range_##ON##_##IN(OT *restrict out, int64_t shift,            \
+                                               const IT *restrict o, int64_t i0,           \
+                                               int64_t last, int64_t k0, int64_t k1,       \
+                                               rg_elem_kind kind)                          \
+    {                                                                                      \
+        /* Mostly length-0/1 segments: plain stores per segment (a block of 8 per          \
+         * segment would be 8 stores per element).  Decided once per range, so             \
+         * mixed lengths pay no misprediction. */                                          \
+        if (k1 - k0 < 2 * (last - i0 + 1)) {                                               \
+            for (int64_t i = i0; i <= last; i++) {                                         \
+                /* 8 segments of length 1 in a row: one vector store */                    \
+                while (i + RG_OMP_UNIT_RUN <= last && o[i] >= k0 &&                        \
+                       (int64_t)o[i + RG_OMP_UNIT_RUN] <= k1 && unit_run_##IN(o + i)) {     \
+                    int64_t start = o[i];                                                  \
+                    RG_OMP(simd)                                                           \
+                    for (int j = 0; j < RG_OMP_UNIT_RUN; j++)                              \
+                        out[start - shift + j] = (OT)(kind == RG_ELEM_PARENTS ? i + j      \
+                                                      : kind == RG_ELEM_LOCAL ? 0          \
+                                                                              : start + j); \
+                    i += RG_OMP_UNIT_RUN;                                                  \
+                }                                                                          \
+                if (i > last)                                                              \
+                    break;                                                                 \
+                int64_t start = o[i], stop = o[i + 1];                                     \
+                int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;            \
+                for (int64_t k = b; k < e; k++)                                            \
+                    out[k - shift] = (OT)(kind == RG_ELEM_PARENTS ? i                      \
+                                          : kind == RG_ELEM_LOCAL ? k - start : start);    \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = i0; i <= last; i++) {                                             \
+            int64_t start = o[i], stop = o[i + 1];                                         \
+            int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;                \
+            if (e <= k1 - RG_OMP_BLOCK)                                                    \
+                fill_blocks_##ON(out, shift, b, e, i, start, kind);                        \
+            else                                                                           \
+                fill_##ON(out, shift, b, e, i, start, kind);                               \
+        }                                                                                  \
+    }
+
+/* Elements of the window buffer of merge_stream: 16 KiB of int64, in L1. */
+#define RG_OMP_WINDOW 2048
+/* Pieces and windows whose segments average fewer elements than this are
+ * written in place: there the work per segment, not the memory, bounds the
+ * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
+#define RG_OMP_WINDOW_SHORT 16
+
+/* merge_range for an output large enough to stream, in windows of
+ * RG_OMP_WINDOW elements at multiples of it: a window inside one segment
+ * is streamed from registers; one of longer segments is written into a
+ * buffer in cache by merge_range and streamed from there; one of short
+ * segments is written in place. */
+#define RG_DEFINE_MERGE_STREAM(ON, OT, IN, IT)                                             \
+    static void merge_stream_##ON##_##IN(OT *restrict out, const IT *restrict o, int64_t i,  \
+                                         int64_t last, int64_t k0, int64_t k1,             \
+                                         rg_elem_kind kind)                                \
+    {                                                                                      \
+        OT buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                                \
+        for (int64_t kw = k0; kw < k1;) {                                                  \
+            int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
+            ke = ke < k1 ? ke : k1;                                                        \
+            while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
+                i++;                                                                       \
+            if ((int64_t)o[i + 1] >= ke) {                                                 \
+                stream_run_##ON(out, kw, ke, i, o[i], kind);                               \
+            } else {                                                                       \
+                int64_t j = segment_from_##IN(o, i, last, ke - 1);                         \
+                if (ke - kw < RG_OMP_WINDOW_SHORT * (j - i + 1)) {                         \
+                    merge_range_##ON##_##IN(out, 0, o, i, j, kw, ke, kind);                \
+                } else {                                                                   \
+                    merge_range_##ON##_##IN(buf, kw, o, i, j, kw, ke, kind);               \
+                    stream_copy(out + kw, buf, (size_t)(ke - kw) * sizeof(OT));            \
+                }                                                                          \
+                i = j;                                                                     \
+            }                                                                              \
+            kw = ke;                                                                       \
+        }                                                                                  \
+        stream_fence(); /* before the team's end, where others may read them */            \
+    }
+
 /* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
  * steps) is cut into one equal piece per thread; a thread finds where its
- * piece starts and ends by binary search on the two diagonals, then fills
- * its elements segment by segment, clipped to [k0, k1).  Pieces split
- * segments, so no length distribution unbalances the threads.  Segments
- * that end at least a block before k1 are written in whole blocks. */
+ * piece starts and ends by binary search on the two diagonals, then writes
+ * its elements k0 .. k1-1 (merge_range, or merge_stream for an output too
+ * large for the caches, unless the piece's segments are short).  Pieces split segments, so no length distribution
+ * unbalances the threads. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
     static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
@@ -374,6 +513,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
     {                                                                                      \
         OT *restrict out = out_;                                                           \
         const IT *restrict o = offsets;                                                    \
+        bool stream = stream_output((size_t)nelems * sizeof(OT));                          \
         (void)scratch, (void)team;                                                         \
         RG_OMP(parallel num_threads(team))                                                 \
         {                                                                                  \
@@ -385,45 +525,18 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
             int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
             int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
-            /* A piece of mostly length-0/1 segments: plain stores per segment (a          \
-             * block of 8 per segment would be 8 stores per element).  Decided once        \
-             * per thread, so mixed lengths pay no misprediction. */                       \
-            if (k1 - k0 < 2 * (last - i0 + 1)) {                                           \
-                for (int64_t i = i0; i <= last; i++) {                                     \
-                    /* 8 segments of length 1 in a row: one vector store */                \
-                    while (i + RG_OMP_UNIT_RUN <= last && o[i] >= k0 &&                    \
-                           (int64_t)o[i + RG_OMP_UNIT_RUN] <= k1 &&                        \
-                           unit_run_##IN(o + i)) {                                         \
-                        int64_t start = o[i];                                              \
-                        RG_OMP(simd)                                                       \
-                        for (int j = 0; j < RG_OMP_UNIT_RUN; j++)                          \
-                            out[start + j] = (OT)(kind == RG_ELEM_PARENTS ? i + j          \
-                                                  : kind == RG_ELEM_LOCAL ? 0 : start + j); \
-                        i += RG_OMP_UNIT_RUN;                                              \
-                    }                                                                      \
-                    if (i > last)                                                          \
-                        break;                                                             \
-                    int64_t start = o[i], stop = o[i + 1];                                 \
-                    int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;        \
-                    for (int64_t k = b; k < e; k++)                                        \
-                        out[k] = (OT)(kind == RG_ELEM_PARENTS ? i                          \
-                                      : kind == RG_ELEM_LOCAL ? k - start : start);        \
-                }                                                                          \
-            } else                                                                         \
-            for (int64_t i = i0; i <= last; i++) {                                         \
-                int64_t start = o[i], stop = o[i + 1];                                     \
-                int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;            \
-                if (e <= k1 - RG_OMP_BLOCK)                                                \
-                    fill_blocks_##ON(out, b, e, i, start, kind);                           \
-                else                                                                       \
-                    fill_##ON(out, b, e, i, start, kind);                                  \
-            }                                                                              \
+            if (!stream || k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1))                \
+                merge_range_##ON##_##IN(out, 0, o, i0, last, k0, k1, kind);                \
+            else                                                                           \
+                merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind);                  \
         }                                                                                  \
     }
 
 RG_EACH_PAIR(RG_DEFINE_BSEARCH)
 RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
 RG_EACH_PAIR(RG_DEFINE_FLOOD)
+RG_EACH_PAIR(RG_DEFINE_MERGE_RANGE)
+RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM)
 RG_EACH_PAIR(RG_DEFINE_MERGE_PATH)
 
 /* ------------------------------------------------------------------------
@@ -554,11 +667,43 @@ static rg_status omp_array_read(const rg_array *a, size_t byte_off, void *dst, s
     return RG_OK;
 }
 
-/* fill: a typed store per element width, so the loop vectorises. */
+/* fill: n elements of size bytes (1, 2, 4 or 8), each equal to value, with
+ * streaming stores of a 16-byte pattern; the team splits by elements. */
+static void stream_fill(void *dst, size_t n, const void *value, size_t size)
+{
+#if RG_OMP_HAVE_STREAM
+    unsigned char pattern[16];
+    for (size_t j = 0; j < sizeof pattern; j += size)
+        memcpy(pattern + j, value, size);
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)pattern);
+    RG_OMP(parallel num_threads(team_size(n)))
+    {
+        int t = thread_id(), nt = team_threads();
+        char *p = (char *)dst + part_begin(n, t, nt) * size;
+        char *end = (char *)dst + part_begin(n, t + 1, nt) * size;
+        for (; p < end && ((uintptr_t)p & 15); p += size)
+            memcpy(p, value, size);
+        for (; end - p >= 16; p += 16)
+            _mm_stream_si128((__m128i *)(void *)p, v);
+        for (; p < end; p += size)
+            memcpy(p, value, size);
+        stream_fence();
+    }
+#else
+    (void)dst, (void)n, (void)value, (void)size;
+#endif
+}
+
+/* fill: a typed store per element width, so the loop vectorises; streamed
+ * when the array is too large for the caches. */
 #define RG_DEFINE_FILL_WIDTH(BITS)                                                         \
     static void fill_w##BITS(void *p, size_t n, const void *value)                         \
     {                                                                                      \
         uint##BITS##_t v, *dst = p;                                                        \
+        if (stream_output(n * sizeof v)) {                                                 \
+            stream_fill(p, n, value, sizeof v);                                            \
+            return;                                                                        \
+        }                                                                                  \
         memcpy(&v, value, sizeof v);                                                       \
         RG_OMP(parallel for simd num_threads(team_size(n)) schedule(static))               \
         for (size_t i = 0; i < n; i++)                                                     \
