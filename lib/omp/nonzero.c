@@ -28,31 +28,16 @@ static inline void unravel(int64_t *row, int64_t k, const int64_t *shape, size_t
     row[0] = k;
 }
 
-/* A result of at least this many bytes is written with non-temporal stores:
- * it cannot stay in cache anyway, and they skip reading each line before
- * writing it (a third less memory traffic for the 1-D writer). */
-#define RG_NZ_STREAM_MIN ((size_t)32 << 20)
-
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#define RG_NZ_HAVE_STREAM 1
-#endif
-
-/* dst[0 .. n) = src[0 .. n), streamed past the caches if stream. */
+/* dst[0 .. n) = src[0 .. n), streamed past the caches if stream (a result
+ * of RG_OMP_STREAM_MIN bytes or more: it cannot stay in cache anyway, and
+ * streaming skips reading each line before writing it, a third less memory
+ * traffic for the 1-D writer). */
 static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool stream)
 {
-#ifdef RG_NZ_HAVE_STREAM
-    if (stream) {
-        for (; n > 0 && ((uintptr_t)dst & 15); n--)
-            _mm_stream_si64((long long *)dst++, *src++);
-        for (; n >= 2; n -= 2, dst += 2, src += 2)
-            _mm_stream_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
-        if (n)
-            _mm_stream_si64((long long *)dst, *src);
-        return;
-    }
-#endif
-    memcpy(dst, src, n * sizeof *dst);
+    if (stream)
+        stream_copy(dst, src, n * sizeof *dst);
+    else
+        memcpy(dst, src, n * sizeof *dst);
 }
 
 /* nz_count_S: the non-zeros among x[begin, end).
@@ -241,7 +226,7 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
     size_t n = a->length;
     int parts = p->parts;
     const int64_t *before = p->count;
-    bool stream = (size_t)total * ndim * sizeof *out >= RG_NZ_STREAM_MIN;
+    bool stream = stream_output((size_t)total * ndim * sizeof *out);
     RG_OMP(parallel for schedule(static, 1) num_threads(parts))
     for (int t = 0; t < parts; t++) {
         size_t begin = p->resume[t], end = part_begin(n, t + 1, parts);
@@ -260,9 +245,7 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
         if (rows > 0)
             write(a->host, mask, begin, end, shape, ndim, row, (size_t)rows * 8 < end - begin,
                   stream);
-#ifdef RG_NZ_HAVE_STREAM
-        _mm_sfence(); /* the streamed rows are visible once the loop ends */
-#endif
+        stream_fence(); /* the streamed rows are visible once the loop ends */
     }
 }
 
