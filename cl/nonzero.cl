@@ -10,8 +10,8 @@
  *
  * Reduce-then-scan: group g owns the chunk [g * chunk, min((g+1) * chunk, n)).
  * nz_count writes each chunk's count; nz_write adds up the counts of the
- * chunks before its own and writes its rows from there.  No group ever waits on another,
- * so nothing assumes forward progress between work-groups.  The input is read
+ * chunks before its own and writes its rows from there.  No group ever
+ * waits on another, so nothing assumes forward progress between work-groups.  The input is read
  * twice; a single pass would need either a look-back across groups or a
  * worst-case buffer of 8-byte indices, which is never smaller than the
  * input.  All indexing is 64-bit. */

@@ -503,9 +503,9 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
 /* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
  * steps) is cut into one equal piece per thread; a thread finds where its
  * piece starts and ends by binary search on the two diagonals, then writes
- * its elements k0 .. k1-1 (merge_range, or merge_stream for an output too
- * large for the caches, unless the piece's segments are short).  Pieces split segments, so no length distribution
- * unbalances the threads. */
+ * its elements k0 .. k1-1: merge_stream for an output too large for the
+ * caches unless the piece's segments are short, else merge_range.  Pieces
+ * split segments, so no length distribution unbalances the threads. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
     static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
