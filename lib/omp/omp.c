@@ -250,7 +250,7 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
         int64_t head = (int64_t)((16 - ((uintptr_t)(out + k) & 15)) & 15) / (int64_t)sizeof(T); \
         fill_##N(out, 0, k, k + head < e ? k + head : e, seg, start, kind);                \
         k += head;                                                                         \
-        lanes v, step;                                                                     \
+        lanes v = {0}, step = {0}; /* then set lane by lane */                           \
         for (int j = 0; j < L; j++) {                                                      \
             v[j] = (T)(kind == RG_ELEM_PARENTS ? seg                                       \
                        : kind == RG_ELEM_LOCAL ? k + j - start : start);                   \
