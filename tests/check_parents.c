@@ -225,12 +225,48 @@ static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
     return len;
 }
 
+/* Short segments (under 16 elements on average) for the streamed merge
+ * path's block writes: runs of ones long enough to cover whole windows,
+ * some broken by a 2 and a 0 (the same count of elements per segment, not
+ * all ones), runs of uniform 0..20 (blocks of 16 and the longer
+ * segments past them), and ones from a window edge up to a segment across
+ * the next edge.  Other runs start anywhere in a window. */
+static int64_t *short_lengths(size_t nsegs, uint64_t seed)
+{
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    int64_t k = 0; /* elements so far */
+    for (size_t i = 0; i < nsegs;) {
+        size_t run = 1 + test_rand(&seed) % 7000;
+        int kind = (int)(test_rand(&seed) % 4);
+        if (kind == 3) {
+            /* From a window edge: 2047 ones and a segment of 3 across the next
+             * edge (the ones before it do not make a window of ones), then
+             * 2046 ones to the edge after. */
+            int64_t pad = (2048 - k % 2048) % 2048;
+            if (pad > 0 && i < nsegs)
+                k += len[i++] = pad;
+            for (int64_t r = 0; r < 2047 + 1 + 2046 && i < nsegs; r++, i++)
+                k += len[i] = r == 2047 ? 3 : 1;
+            continue;
+        }
+        size_t broken = kind == 1 ? test_rand(&seed) % run : run;
+        for (size_t r = 0; r < run && i < nsegs; r++, i++)
+            k += len[i] = kind == 2 ? (int64_t)(test_rand(&seed) % 21)
+                          : r == broken ? 2
+                          : r == broken + 1 ? 0
+                                            : 1;
+    }
+    return len;
+}
+
 /* Outputs of 32 MiB or more are streamed by the OpenMP merge path, in
  * windows of 2048 elements: those inside one segment straight from
  * registers, the others through a buffer.  Mixed lengths (runs of ones,
- * short, empty and long segments), segment ends at and beside window edges,
- * and one huge segment, past 32 MiB of int32 output, on every dtype pair
- * and thread count. */
+ * short, empty and long segments), short lengths (the block writes and
+ * windows of ones), segment ends at and beside window edges, and one huge
+ * segment, past 32 MiB of int32 output, on every dtype pair and thread
+ * count. */
 START_TEST(test_elem_streamed)
 {
     TEST_CONTEXT(ctx, _i);
@@ -240,15 +276,23 @@ START_TEST(test_elem_streamed)
     int64_t *huge = test_gen_lengths(DIST_HUGE, 5, ((int64_t)33 << 20) / 4 + 3, 10);
     size_t nedges;
     int64_t *edges = window_edge_lengths(((size_t)33 << 20) / 4 / 2048, &nedges);
+    size_t nshort = 3000000;
+    int64_t *shorts = short_lengths(nshort, 11);
     int64_t *off = ref_offsets(mixed, nsegs);
     ck_assert_msg(off[nsegs] * 4 > ((int64_t)32 << 20), "mixed case too small: %lld",
                   (long long)off[nsegs]);
+    free(off);
+    off = ref_offsets(shorts, nshort);
+    ck_assert_msg(off[nshort] * 4 > ((int64_t)32 << 20) && off[nshort] < 16 * (int64_t)nshort,
+                  "short case too small or too long: %lld", (long long)off[nshort]);
     free(off);
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         char what[64];
         snprintf(what, sizeof what, "streamed, mixed lengths, %d threads", nthreads);
         check_lengths_all_dtypes(ctx, mixed, nsegs, RG_STRATEGY_MERGE_PATH, what);
+        snprintf(what, sizeof what, "streamed, short lengths, %d threads", nthreads);
+        check_lengths_all_dtypes(ctx, shorts, nshort, RG_STRATEGY_MERGE_PATH, what);
         snprintf(what, sizeof what, "streamed, one huge segment, %d threads", nthreads);
         check_lengths_all_dtypes(ctx, huge, 5, RG_STRATEGY_MERGE_PATH, what);
         snprintf(what, sizeof what, "streamed, ends at window edges, %d threads", nthreads);
@@ -257,6 +301,7 @@ START_TEST(test_elem_streamed)
     test_threads_restore();
     free(edges);
     free(huge);
+    free(shorts);
     free(mixed);
     rg_context_free(ctx);
 }

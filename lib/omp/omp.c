@@ -500,6 +500,74 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         stream_fence(); /* before the team's end, where others may read them */            \
     }
 
+/* Elements each segment of a short window writes from its start, spill
+ * included (see merge_stream_short). */
+#define RG_OMP_SHORT_BLOCK 16
+
+/* merge_stream for a piece of short segments (fewer than
+ * RG_OMP_WINDOW_SHORT elements each on average), in the same windows.
+ * Each segment of a window stores a whole block of RG_OMP_SHORT_BLOCK
+ * values from its start into the buffer; segments go in order, so the next
+ * one overwrites the spill, and an empty segment's block is overwritten by
+ * the segment that starts where it does.  Only a segment longer than the
+ * block branches, so random short lengths cost no mispredictions.  A window
+ * of segments of length 1 only is written as a sequence.  Then the buffer
+ * is streamed out.  Built per vector width (RG_OMP_CLONES): one or two
+ * AVX-512 stores a block instead of eight SSE2 ones. */
+#define RG_DEFINE_MERGE_STREAM_SHORT(ON, OT, IN, IT)                                       \
+    RG_OMP_CLONES static void merge_stream_short_##ON##_##IN(                              \
+        OT *restrict out, const IT *restrict o, int64_t i, int64_t last, int64_t k0,       \
+        int64_t k1, rg_elem_kind kind)                                                     \
+    {                                                                                      \
+        OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
+        for (int64_t kw = k0; kw < k1;) {                                                  \
+            int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
+            ke = ke < k1 ? ke : k1;                                                        \
+            int64_t n = ke - kw;                                                           \
+            while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
+                i++;                                                                       \
+            /* n segments of length 1 from kw: o[s] - s is the same for all */             \
+            bool unit = (int64_t)o[i] == kw && i + n <= last + 1;                          \
+            if (unit) {                                                                    \
+                int64_t diff = 0;                                                          \
+                RG_OMP(simd reduction(| : diff))                                           \
+                for (int64_t s = i; s <= i + n; s++)                                       \
+                    diff |= ((int64_t)o[s] - s) ^ (kw - i);                                \
+                unit = diff == 0;                                                          \
+            }                                                                              \
+            if (unit) {                                                                    \
+                RG_OMP(simd)                                                               \
+                for (int64_t q = 0; q < n; q++)                                            \
+                    buf[q] = (OT)(kind == RG_ELEM_PARENTS ? i + q                          \
+                                  : kind == RG_ELEM_LOCAL ? 0 : kw + q);                   \
+                i += n;                                                                    \
+            } else {                                                                       \
+                int64_t s = i;                                                             \
+                for (int64_t start; (start = o[s]) < ke; s++) {                            \
+                    int64_t b = start > kw ? start : kw, e = o[s + 1];                     \
+                    OT *p = buf + (b - kw);                                                \
+                    if (kind == RG_ELEM_LOCAL) {                                           \
+                        RG_OMP(simd)                                                       \
+                        for (int q = 0; q < RG_OMP_SHORT_BLOCK; q++)                       \
+                            p[q] = (OT)(b - start + q);                                    \
+                    } else {                                                               \
+                        const OT v = (OT)(kind == RG_ELEM_PARENTS ? s : start);            \
+                        RG_OMP(simd)                                                       \
+                        for (int q = 0; q < RG_OMP_SHORT_BLOCK; q++)                       \
+                            p[q] = v;                                                      \
+                    }                                                                      \
+                    if (e - b > RG_OMP_SHORT_BLOCK)                                        \
+                        fill_##ON(buf, kw, b + RG_OMP_SHORT_BLOCK, e < ke ? e : ke, s,     \
+                                  start, kind);                                            \
+                }                                                                          \
+                i = s - 1; /* the segment holding ke - 1 */                                \
+            }                                                                              \
+            stream_copy(out + kw, buf, (size_t)n * sizeof(OT));                            \
+            kw = ke;                                                                       \
+        }                                                                                  \
+        stream_fence();                                                                    \
+    }
+
 /* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
  * steps) is cut into one equal piece per thread; a thread finds where its
  * piece starts and ends by binary search on the two diagonals, then writes
@@ -525,8 +593,10 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
             int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
             int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
-            if (!stream || k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1))                \
+            if (!stream)                                                                   \
                 merge_range_##ON##_##IN(out, 0, o, i0, last, k0, k1, kind);                \
+            else if (k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1))                      \
+                merge_stream_short_##ON##_##IN(out, o, i0, last, k0, k1, kind);            \
             else                                                                           \
                 merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind);                  \
         }                                                                                  \
@@ -537,6 +607,7 @@ RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
 RG_EACH_PAIR(RG_DEFINE_FLOOD)
 RG_EACH_PAIR(RG_DEFINE_MERGE_RANGE)
 RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM)
+RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM_SHORT)
 RG_EACH_PAIR(RG_DEFINE_MERGE_PATH)
 
 /* ------------------------------------------------------------------------
