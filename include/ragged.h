@@ -380,10 +380,15 @@ RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
  * A bound below nnz is RG_ERANGE (the message gives the real count) and
  * leaves the outputs untouched.
  *
- * The OpenMP backend reads a once where it is sparse: while counting it
- * keeps the indices it finds in temporary host memory of up to an eighth
- * of a's bytes (float64 input up to 12.5% non-zero), and reads again only
- * what did not fit.  rg_nonzero_into does the same. */
+ * The OpenMP backend reads a once where it can.  With several threads,
+ * rg_nonzero_into with room for a row per element of a, and rg_nonzero of
+ * 1-D input of 8-byte elements whose first 65536 are at most 1/8 non-zero
+ * (with no bound), make one pass over a: blocks of 65536 elements are
+ * counted and written in turn, and the result of rg_nonzero is trimmed to
+ * the rows after.  Otherwise a is counted first; while counting, it keeps
+ * the indices it finds in temporary host memory of up to an eighth of a's
+ * bytes (float64 input up to 12.5% non-zero), and reads again only what
+ * did not fit. */
 RG_API rg_status rg_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
                             const int64_t *shape, size_t ndim, int64_t nnz_bound);
 

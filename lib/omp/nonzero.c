@@ -49,13 +49,15 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
 #include <immintrin.h>
 __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x, uint64_t mask,
                                                                size_t k0, size_t k1,
-                                                               int64_t *blk)
+                                                               int64_t *blk, const char *ahead)
 {
     const __m512i m = _mm512_set1_epi64((long long)mask), eight = _mm512_set1_epi64(8);
     __m512i idx = _mm512_add_epi64(_mm512_set1_epi64((long long)k0),
                                    _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     size_t n = 0, k = k0;
     for (; k + 8 <= k1; k += 8, idx = _mm512_add_epi64(idx, eight)) {
+        if (ahead)
+            _mm_prefetch(ahead + (k - k0) * 8, _MM_HINT_T1);
         __mmask8 nz = _mm512_test_epi64_mask(_mm512_loadu_si512((const void *)(x + k)), m);
         _mm512_storeu_si512((void *)(blk + n), _mm512_maskz_compress_epi64(nz, idx));
         n += (size_t)__builtin_popcount(nz);
@@ -73,9 +75,10 @@ static bool have_compress(void)
     return __builtin_cpu_supports("avx512f");
 }
 #else
-static size_t nz_compress_8(const uint64_t *x, uint64_t mask, size_t k0, size_t k1, int64_t *blk)
+static size_t nz_compress_8(const uint64_t *x, uint64_t mask, size_t k0, size_t k1, int64_t *blk,
+                            const char *ahead)
 {
-    (void)x, (void)mask, (void)k0, (void)k1, (void)blk;
+    (void)x, (void)mask, (void)k0, (void)k1, (void)blk, (void)ahead;
     return 0; /* never called: have_compress() is false */
 }
 
@@ -108,7 +111,7 @@ static bool have_compress(void)
     RG_OMP_CLONES static int64_t nz_write_##S(const void *data, uint64_t mask, size_t begin, \
                                               size_t end,                                  \
                                 const int64_t *shape, size_t ndim, int64_t *row,           \
-                                bool sparse, bool stream)                                  \
+                                bool sparse, bool stream, const void *ahead)               \
     {                                                                                      \
         const U *x = data;                                                                 \
         const U m = (U)mask;                                                               \
@@ -124,7 +127,8 @@ static bool have_compress(void)
                 size_t k1 = end - k0 < RG_NZ_BLOCK ? end : k0 + RG_NZ_BLOCK;               \
                 size_t n = 0, k = k0;                                                      \
                 if (compress) {                                                            \
-                    n = nz_compress_8((const uint64_t *)data, mask, k0, k1, blk);          \
+                    n = nz_compress_8((const uint64_t *)data, mask, k0, k1, blk,           \
+                                      ahead ? (const char *)ahead + (k0 - begin) * 8 : NULL); \
                     k = k1;                                                                \
                 }                                                                          \
                 for (; sparse && k + 8 <= k1; k += 8) {                                    \
@@ -170,7 +174,7 @@ RG_EACH_BITS(RG_DEFINE_NZ)
 
 typedef int64_t (*nz_count_fn)(const void *, uint64_t, size_t, size_t);
 typedef int64_t (*nz_write_fn)(const void *, uint64_t, size_t, size_t, const int64_t *,
-                               size_t, int64_t *, bool, bool);
+                               size_t, int64_t *, bool, bool, const void *);
 static const nz_count_fn count_fns[9] = {[1] = nz_count_1, [2] = nz_count_2, [4] = nz_count_4,
                                          [8] = nz_count_8};
 static const nz_write_fn write_fns[9] = {[1] = nz_write_1, [2] = nz_write_2, [4] = nz_write_4,
@@ -251,7 +255,7 @@ static rg_status count_parts(nz_parts *p, const rg_array *a, uint64_t mask, bool
             for (; k < end && room - (size_t)kept >= RG_NZ_KEEP_STEP &&
                    (size_t)kept * 64 <= (k - begin) * esize;) {
                 size_t k1 = end - k < RG_NZ_KEEP_STEP ? end : k + RG_NZ_KEEP_STEP;
-                kept += write(a->host, mask, k, k1, NULL, 1, buf + kept, true, false);
+                kept += write(a->host, mask, k, k1, NULL, 1, buf + kept, true, false, NULL);
                 k = k1;
             }
             p->kept[t] = buf;
@@ -296,7 +300,7 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
         int64_t rows = (t + 1 < parts ? before[t + 1] : total) - before[t] - kept;
         if (rows > 0)
             write(a->host, mask, begin, end, shape, ndim, row, (size_t)rows * 8 < end - begin,
-                  stream);
+                  stream, NULL);
         stream_fence(); /* the streamed rows are visible once the loop ends */
     }
 }
@@ -313,7 +317,16 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
  * another: if a block before it is not counted after a short spin (its
  * owner may have lost the CPU), it counts that block itself; both counts
  * are equal, so which one lands does not matter.  A barrier per block was
- * tried before and ran 5-20x slower on a busy machine. */
+ * tried before and ran 5-20x slower on a busy machine.
+ *
+ * How a block is read: after a block at most a quarter non-zero (and at
+ * first), a 1-D block's rows are made while it is read from memory, into a
+ * buffer the size of a block, and copied out once their place is known.
+ * After a denser one, the block is counted first and its rows are made
+ * from cache afterwards, while the thread's next block is prefetched: the
+ * writes then overlap the next read (10^8 float64 99% non-zero: 66 ms
+ * without the prefetch, 53-56 with it; 50%: 52 ms through the buffer, 45
+ * counted first). */
 #define RG_NZ_CHAIN_BLOCK ((size_t)1 << 16) /* elements: 512 KiB of float64 */
 #define RG_NZ_COUNTED ((uint64_t)1 << 62)  /* the block's count follows */
 #define RG_NZ_SUMMED ((uint64_t)1 << 63)   /* the rows up to and with the block follow */
@@ -353,6 +366,7 @@ static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t
     nz_count_fn count = count_fns[rg_dtype_size(a->dtype)];
     nz_write_fn write = write_fns[rg_dtype_size(a->dtype)];
     size_t n = a->length, nblocks = (n + RG_NZ_CHAIN_BLOCK - 1) / RG_NZ_CHAIN_BLOCK;
+    size_t esize = rg_dtype_size(a->dtype);
     uint64_t *desc = calloc(nblocks, sizeof *desc);
     if (!desc)
         return rg_set_error(a->ctx, RG_ENOMEM,
@@ -366,7 +380,7 @@ static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t
         for (size_t b = (size_t)t; b < nblocks; b += (size_t)nt) {
             size_t k0 = b * RG_NZ_CHAIN_BLOCK;
             size_t k1 = n - k0 < RG_NZ_CHAIN_BLOCK ? n : k0 + RG_NZ_CHAIN_BLOCK;
-            int64_t mine = keep ? write(a->host, mask, k0, k1, shape, 1, rows, false, false)
+            int64_t mine = keep ? write(a->host, mask, k0, k1, shape, 1, rows, false, false, NULL)
                                 : count(a->host, mask, k0, k1);
             uint64_t d = 0;
             __atomic_compare_exchange_n(&desc[b], &d, RG_NZ_COUNTED | (uint64_t)mine, false,
@@ -384,8 +398,11 @@ static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t
                 put_rows(out + before, rows, (size_t)mine, stream);
             else if (mine > 0)
                 write(a->host, mask, k0, k1, shape, ndim, out + (size_t)before * ndim,
-                      (size_t)mine * 8 < k1 - k0, stream);
-            keep = rows && (size_t)mine * 4 <= 3 * (k1 - k0);
+                      (size_t)mine * 8 < k1 - k0, stream,
+                      (b + (size_t)nt + 1) * RG_NZ_CHAIN_BLOCK <= n
+                          ? (const char *)a->host + (b + (size_t)nt) * RG_NZ_CHAIN_BLOCK * esize
+                          : NULL);
+            keep = rows && (size_t)mine * 4 <= k1 - k0;
         }
         free(rows);
         stream_fence();
