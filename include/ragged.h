@@ -152,6 +152,12 @@ RG_API rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype
 /* A new array holding a copy of data[0 .. length). */
 RG_API rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
                                     const void *data, size_t length);
+/* Frees the array (NULL is allowed).  On the OpenMP backend the storage of
+ * an array of 32 MiB or more is kept by its context: the largest one freed
+ * last, up to 1 GiB.  The context's next large array that is written whole
+ * before use (a result such as rg_nonzero's, or rg_array_from_host) takes
+ * it, so it does not pay for the kernel zeroing fresh pages on first touch.
+ * rg_context_free gives it back. */
 RG_API void rg_array_free(rg_array *array);
 
 /* Copies src[0 .. count) into elements [start, start + count). */

@@ -506,6 +506,46 @@ START_TEST(test_big_storage)
 }
 END_TEST
 
+/* The OpenMP backend keeps the storage of the largest big array freed last
+ * for the next big array made from host data or as a result.  Arrays made
+ * from host data after bigger and smaller ones were freed read back what
+ * was written; an array created zeroed after one was freed is all zero
+ * (the kept storage holds old values, so it must not serve there). */
+START_TEST(test_storage_reuse)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const size_t mib[] = {48, 40, 64, 33, 40, 1};
+    size_t most = ((size_t)64 << 20) / 8;
+    int64_t *buf = malloc(most * sizeof *buf), *got = malloc(most * sizeof *got);
+    ck_assert(buf && got);
+    for (size_t r = 0; r < sizeof mib / sizeof *mib; r++) {
+        size_t n = (mib[r] << 20) / 8 + r; /* not a whole number of pages */
+        for (size_t k = 0; k < n; k++)
+            buf[k] = (int64_t)(k * 7 + r);
+        rg_array *a = NULL;
+        ck_assert_int_eq(rg_array_from_host(&a, ctx, RG_INT64, buf, n), RG_OK);
+        ck_assert_int_eq(rg_array_read(got, a, 0, n), RG_OK);
+        size_t k = 0; /* one assertion per check: check logs every one it evaluates */
+        while (k < n && got[k] == buf[k])
+            k++;
+        ck_assert_msg(k == n, "array %zu (%zu MiB) from host: element %zu reads %lld", r,
+                      mib[r], k, (long long)got[k]);
+        rg_array_free(a);
+
+        ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT64, n), RG_OK);
+        ck_assert_int_eq(rg_array_read(got, a, 0, n), RG_OK);
+        for (k = 0; k < n && got[k] == 0; k++)
+            ;
+        ck_assert_msg(k == n, "zeroed array %zu (%zu MiB) after a free: element %zu is %lld",
+                      r, mib[r], k, (long long)got[k]);
+        rg_array_free(a);
+    }
+    free(got);
+    free(buf);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *array_suite(void)
 {
     Suite *s = suite_create("array");
@@ -528,6 +568,7 @@ Suite *array_suite(void)
     tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_fill_streamed, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_big_storage, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_storage_reuse, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     return s;

@@ -619,11 +619,6 @@ static rg_status dtype_error(rg_context *ctx, const char *op)
     return rg_set_error(ctx, RG_EDTYPE, "OpenMP backend: %s takes int32 or int64 arrays", op);
 }
 
-static void omp_destroy(rg_context *ctx)
-{
-    (void)ctx; /* no private state */
-}
-
 /* ------------------------------------------------------------------------
  * Host storage.  Large arrays get a mapping of their own, 2 MiB-aligned and
  * marked for transparent huge pages: the first touch of 4 KiB pages (a fault
@@ -663,7 +658,61 @@ static void *map_huge(size_t nbytes)
     madvise(start, len, MADV_HUGEPAGE); /* advice only: 4 KiB pages still work */
     return start;
 }
+
+/* The mapping of the largest array freed last, up to RG_OMP_SPARE_MAX
+ * bytes, is kept (ctx->impl, its length in its first bytes) for the next
+ * large array whose contents will be overwritten anyway (rg_nonzero's
+ * result, rg_array_from_host): the first writes to fresh pages pay for the
+ * kernel zeroing them, about 75 ms per 800 MB on a 2-core Xeon, four times
+ * the write itself (BENCHMARKS.md).  A context is used by one thread at a
+ * time, so no lock.  rg_context_free gives it back. */
+#define RG_OMP_SPARE_MAX ((size_t)1 << 30)
+
+static size_t spare_length(const void *spare)
+{
+    size_t len;
+    memcpy(&len, spare, sizeof len);
+    return len;
+}
+
+/* The spare mapping cut to len bytes, or NULL if there is none that large. */
+static void *take_spare(rg_context *ctx, size_t len)
+{
+    char *spare = ctx->impl;
+    if (!spare || spare_length(spare) < len)
+        return NULL;
+    if (spare_length(spare) > len)
+        munmap(spare + len, spare_length(spare) - len);
+    ctx->impl = NULL;
+    return spare;
+}
+
+/* Keeps the mapping p of len bytes as the spare if it is the larger one;
+ * unmaps the other. */
+static void keep_spare(rg_context *ctx, void *p, size_t len)
+{
+    void *spare = ctx->impl;
+    if (len > RG_OMP_SPARE_MAX || (spare && spare_length(spare) >= len)) {
+        munmap(p, len);
+        return;
+    }
+    if (spare)
+        munmap(spare, spare_length(spare));
+    memcpy(p, &len, sizeof len);
+    ctx->impl = p;
+}
 #endif
+
+static void omp_destroy(rg_context *ctx)
+{
+#ifdef RG_OMP_MAP_MIN
+    if (ctx->impl)
+        munmap(ctx->impl, spare_length(ctx->impl));
+    ctx->impl = NULL;
+#else
+    (void)ctx; /* no private state */
+#endif
+}
 
 static rg_status omp_array_alloc(rg_array *a, bool zero)
 {
@@ -672,7 +721,9 @@ static rg_status omp_array_alloc(rg_array *a, bool zero)
     if (a->nbytes == 0)
         return RG_OK;
 #ifdef RG_OMP_MAP_MIN
-    if (a->nbytes >= RG_OMP_MAP_MIN && (a->host = map_huge(a->nbytes)))
+    if (a->nbytes >= RG_OMP_MAP_MIN && ((!zero && (a->host = take_spare(a->ctx, page_round(
+                                                       a->nbytes)))) ||
+                                        (a->host = map_huge(a->nbytes))))
         a->host_mapped = true;
 #endif
     if (!a->host)
@@ -688,7 +739,7 @@ static void omp_array_release(rg_array *a)
 {
 #ifdef RG_OMP_MAP_MIN
     if (a->host_mapped) {
-        munmap(a->host, page_round(a->capacity * rg_dtype_size(a->dtype)));
+        keep_spare(a->ctx, a->host, page_round(a->capacity * rg_dtype_size(a->dtype)));
         a->host = NULL;
         a->host_mapped = false;
         return;
