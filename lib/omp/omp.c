@@ -530,6 +530,21 @@ static bool have_lines(void)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f");
 }
+
+/* stream_copy with 64-byte stores in the middle. */
+__attribute__((target("avx512f"))) static void stream_copy_lines(void *dst, const void *src,
+                                                                 size_t nbytes)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+    head = head < nbytes ? head : nbytes;
+    stream_copy(d, s, head);
+    d += head, s += head, nbytes -= head;
+    for (; nbytes >= 64; nbytes -= 64, d += 64, s += 64)
+        _mm512_stream_si512((void *)d, _mm512_loadu_si512((const void *)s));
+    stream_copy(d, s, nbytes);
+}
 #else
 #define RG_DEFINE_STREAM_LINES(ON, OT, IN, IT)                                             \
     static void stream_lines_##ON##_##IN(OT *out, const IT *restrict o, int64_t i,         \
@@ -541,6 +556,11 @@ static bool have_lines(void)
 static bool have_lines(void)
 {
     return false;
+}
+
+static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
+{
+    stream_copy(dst, src, nbytes);
 }
 #endif
 
@@ -595,6 +615,7 @@ static bool have_lines(void)
         int64_t k1, rg_elem_kind kind)                                                     \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
+        bool lines = have_lines();                                                         \
         for (int64_t kw = k0; kw < k1;) {                                                  \
             int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
             ke = ke < k1 ? ke : k1;                                                        \
@@ -637,7 +658,10 @@ static bool have_lines(void)
                 }                                                                          \
                 i = s - 1; /* the segment holding ke - 1 */                                \
             }                                                                              \
-            stream_copy(out + kw, buf, (size_t)n * sizeof(OT));                            \
+            if (lines)                                                                     \
+                stream_copy_lines(out + kw, buf, (size_t)n * sizeof(OT));                  \
+            else                                                                           \
+                stream_copy(out + kw, buf, (size_t)n * sizeof(OT));                        \
             kw = ke;                                                                       \
         }                                                                                  \
         stream_fence();                                                                    \
