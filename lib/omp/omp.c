@@ -531,6 +531,27 @@ static bool have_lines(void)
     return __builtin_cpu_supports("avx512f");
 }
 
+/* out[k] = a + b (k - kw) for k in kw .. ke-1, streamed as lines made in
+ * registers (a window of segments of length 1). */
+#define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
+    __attribute__((target("avx512f"))) static void stream_affine_##N(                      \
+        T *out, int64_t kw, int64_t ke, int64_t a, int64_t b)                              \
+    {                                                                                      \
+        typedef T line __attribute__((vector_size(64)));                                   \
+        enum { L = 64 / sizeof(T) };                                                       \
+        line step = {0};                                                                   \
+        for (int q = 0; q < L; q++)                                                        \
+            step[q] = (T)(b * q);                                                          \
+        int64_t k = kw;                                                                    \
+        for (; k < ke && (k + L > ke || ((uintptr_t)(out + k) & 63)); k++)                 \
+            out[k] = (T)(a + b * (k - kw));                                                \
+        for (; k + L <= ke; k += L)                                                        \
+            _mm512_stream_si512((void *)(out + k), (__m512i)(step + (T)(a + b * (k - kw)))); \
+        for (; k < ke; k++)                                                                \
+            out[k] = (T)(a + b * (k - kw));                                                \
+    }
+RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
+
 /* stream_copy with 64-byte stores in the middle. */
 __attribute__((target("avx512f"))) static void stream_copy_lines(void *dst, const void *src,
                                                                  size_t nbytes)
@@ -562,6 +583,13 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 {
     stream_copy(dst, src, nbytes);
 }
+
+#define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
+    static void stream_affine_##N(T *out, int64_t kw, int64_t ke, int64_t a, int64_t b)    \
+    {                                                                                      \
+        (void)out, (void)kw, (void)ke, (void)a, (void)b; /* never called */                \
+    }
+RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 #endif
 
 #define RG_DEFINE_MERGE_STREAM(ON, OT, IN, IT)                                             \
@@ -630,6 +658,15 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
                 for (int64_t s = i; s <= i + n; s++)                                       \
                     diff |= ((int64_t)o[s] - s) ^ (kw - i);                                \
                 unit = diff == 0;                                                          \
+            }                                                                              \
+            if (unit && lines) {                                                           \
+                stream_affine_##ON(out, kw, ke,                                            \
+                                   kind == RG_ELEM_PARENTS ? i                             \
+                                   : kind == RG_ELEM_LOCAL ? 0 : kw,                       \
+                                   kind != RG_ELEM_LOCAL);                                 \
+                i += n;                                                                    \
+                kw = ke;                                                                   \
+                continue;                                                                  \
             }                                                                              \
             if (unit) {                                                                    \
                 RG_OMP(simd)                                                               \
