@@ -467,11 +467,6 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
  * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
 #define RG_OMP_WINDOW_SHORT 16
 
-/* merge_range for an output large enough to stream, in windows of
- * RG_OMP_WINDOW elements at multiples of it: a window inside one segment
- * is streamed from registers; one of longer segments is written into a
- * buffer in cache by merge_range and streamed from there; one of short
- * segments is written in place. */
 /* Windows of longer segments with AVX-512 where the CPU has it: elements
  * kw .. ke-1, from segment i on (o[i] <= kw), as whole 64-byte lines made
  * in registers and streamed: a line inside one segment from one vector, a
@@ -592,6 +587,12 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 #endif
 
+/* merge_range for an output large enough to stream, in windows of
+ * RG_OMP_WINDOW elements at multiples of it: a window inside one segment
+ * is streamed from registers; one of longer segments is streamed as lines
+ * made in registers (stream_lines) where the CPU has AVX-512, else written
+ * into a buffer in cache by merge_range and streamed from there; one of
+ * short segments is written in place. */
 #define RG_DEFINE_MERGE_STREAM(ON, OT, IN, IT)                                             \
     static void merge_stream_##ON##_##IN(OT *restrict out, const IT *restrict o, int64_t i,  \
                                          int64_t last, int64_t k0, int64_t k1,             \
@@ -633,10 +634,12 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
  * values from its start into the buffer; segments go in order, so the next
  * one overwrites the spill, and an empty segment's block is overwritten by
  * the segment that starts where it does.  Only a segment longer than the
- * block branches, so random short lengths cost no mispredictions.  A window
- * of segments of length 1 only is written as a sequence.  Then the buffer
- * is streamed out.  Built per vector width (RG_OMP_CLONES): one or two
- * AVX-512 stores a block instead of eight SSE2 ones. */
+ * block branches, so random short lengths cost no mispredictions.  Then
+ * the buffer is streamed out (64-byte stores where the CPU has AVX-512).
+ * A window of segments of length 1 only is a sequence: with AVX-512 it is
+ * streamed from registers (stream_affine), else made in the buffer.  Built
+ * per vector width (RG_OMP_CLONES): one or two AVX-512 stores a block
+ * instead of eight SSE2 ones. */
 #define RG_DEFINE_MERGE_STREAM_SHORT(ON, OT, IN, IT)                                       \
     RG_OMP_CLONES static void merge_stream_short_##ON##_##IN(                              \
         OT *restrict out, const IT *restrict o, int64_t i, int64_t last, int64_t k0,       \
