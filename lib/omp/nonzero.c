@@ -44,7 +44,7 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
  * blk (room for k1 - k0 + 8: each step stores 8), returning how many: 8
  * elements at a time, with AVX-512's compress, where the plain loop costs
  * a few cycles an element (it was the writer's limit on dense input).
- * Used where have_compress() says the CPU has AVX-512. */
+ * Used where have_avx512() says the CPU has it. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x, uint64_t mask,
@@ -68,23 +68,12 @@ __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x
     }
     return n;
 }
-
-static bool have_compress(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
 #else
 static size_t nz_compress_8(const uint64_t *x, uint64_t mask, size_t k0, size_t k1, int64_t *blk,
                             const char *ahead)
 {
     (void)x, (void)mask, (void)k0, (void)k1, (void)blk, (void)ahead;
-    return 0; /* never called: have_compress() is false */
-}
-
-static bool have_compress(void)
-{
-    return false;
+    return 0; /* never called: have_avx512() is false */
 }
 #endif
 
@@ -122,7 +111,7 @@ static bool have_compress(void)
              * the spare store off the next part's rows.  A sparse part first tests \
              * 8 elements at once and skips them when all are zero. */               \
             int64_t blk[RG_NZ_BLOCK + 8];                                                  \
-            bool compress = sizeof(U) == 8 && !sparse && have_compress();                  \
+            bool compress = sizeof(U) == 8 && !sparse && have_avx512();                    \
             for (size_t k0 = begin; k0 < end; k0 += RG_NZ_BLOCK) {                         \
                 size_t k1 = end - k0 < RG_NZ_BLOCK ? end : k0 + RG_NZ_BLOCK;               \
                 size_t n = 0, k = k0;                                                      \

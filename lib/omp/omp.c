@@ -520,12 +520,6 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         }                                                                                  \
     }
 
-static bool have_lines(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
 /* out[k] = a + b (k - kw) for k in kw .. ke-1, streamed as lines made in
  * registers (a window of segments of length 1). */
 #define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
@@ -569,11 +563,6 @@ __attribute__((target("avx512f"))) static void stream_copy_lines(void *dst, cons
         (void)out, (void)o, (void)i, (void)kw, (void)ke, (void)kind; /* never called */   \
     }
 
-static bool have_lines(void)
-{
-    return false;
-}
-
 static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 {
     stream_copy(dst, src, nbytes);
@@ -599,7 +588,7 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
                                          rg_elem_kind kind)                                \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                                \
-        bool lines = have_lines();                                                         \
+        bool lines = have_avx512();                                                        \
         for (int64_t kw = k0; kw < k1;) {                                                  \
             int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
             ke = ke < k1 ? ke : k1;                                                        \
@@ -646,7 +635,7 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
         int64_t k1, rg_elem_kind kind)                                                     \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
-        bool lines = have_lines();                                                         \
+        bool lines = have_avx512();                                                        \
         for (int64_t kw = k0; kw < k1;) {                                                  \
             int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
             ke = ke < k1 ? ke : k1;                                                        \

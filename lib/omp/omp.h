@@ -137,6 +137,18 @@ static inline void stream_copy(void *dst, const void *src, size_t nbytes)
 #define RG_OMP_CLONES
 #endif
 
+/* Whether the CPU runs AVX-512 code: the paths built for it with
+ * __attribute__((target("avx512f"))) are taken only then. */
+static inline bool have_avx512(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
 /* Room for one int64 per thread and one more, for the two-pass scans. */
 static inline int64_t *team_scratch(rg_context *ctx, int team)
 {
