@@ -103,6 +103,11 @@ static void *gen_content(rg_dtype t, size_t n, rg_reduce_op op, int nan, uint64_
         if (nan && is_float(t) && (r >> 40) % 64 == 0)
             v = NAN;
         store_f64(t, buf, k, v);
+        if (t == RG_UINT64 && op != RG_REDUCE_PROD && (r >> 20) % 2) {
+            /* past INT64_MAX: a signed comparison orders these first */
+            uint64_t u = (uint64_t)v | UINT64_C(1) << 63;
+            memcpy((unsigned char *)buf + k * size, &u, 8);
+        }
     }
     return buf;
 }
@@ -406,6 +411,44 @@ START_TEST(test_reduce_windows)
                          nsegs, all_ops, N_OPS, policy, 1, 40 + tail, "window paths");
         free(len);
     }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Outputs of 32 MiB and more of 8-byte values, where the OpenMP backend
+ * streams the results of its AVX-512 tiles (on CPUs with AVX-512): lengths
+ * of 0 to 6, runs of 1, 0 to 20 and tiles with a segment of 40 to 90
+ * elements (past the tiles' longest), in turn; float64 with NaN, int64 and
+ * uint64 with values past INT64_MAX; int64 and int32 offsets. */
+START_TEST(test_reduce_tiles_streamed)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = all_policies[1 + _i % 2];
+    size_t nsegs = ((size_t)4 << 20) + 11;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = 5 + (uint64_t)_i;
+    for (size_t i = 0; i < nsegs; i++) {
+        uint64_t r = test_rand(&state);
+        size_t kind = (i / 8) % 16; /* per tile of 8 */
+        len[i] = kind < 10   ? (int64_t)(r % 7)
+                 : kind < 13 ? 1
+                 : kind < 15 ? (int64_t)(r % 21)
+                             : (i % 8 == 3 ? 40 + (int64_t)(r % 51) : (int64_t)(r % 4));
+    }
+    static const struct {
+        rg_dtype t, ot;
+        rg_reduce_op ops[3];
+    } cases[] = {
+        {RG_FLOAT64, RG_INT64, {RG_REDUCE_SUM, RG_REDUCE_ARGMIN, RG_REDUCE_MAX}},
+        {RG_INT64, RG_INT32, {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX}},
+        {RG_UINT64, RG_INT64, {RG_REDUCE_SUM, RG_REDUCE_MAX, RG_REDUCE_ARGMIN}},
+        {RG_FLOAT64, RG_INT32, {RG_REDUCE_PROD, RG_REDUCE_MIN, RG_REDUCE_ARGMAX}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        check_ops_on(ctx, cases[c].t, cases[c].ot, len, nsegs, cases[c].ops, 3, policy, 1,
+                     60 + c, "streamed tiles");
+    free(len);
     rg_context_free(ctx);
 }
 END_TEST
@@ -937,6 +980,7 @@ Suite *reduce_suite(void)
 
     tc = test_tcase("big");
     tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");
