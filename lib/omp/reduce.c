@@ -738,8 +738,8 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
  * A tile of RG_TILE segments all of length <= 1, 8 or 16 runs through windows
  * of that width (when they stay inside the content); any other segment runs
  * alone: a window of 8 if it fits, else the fold of its elements.  With simd
- * (an AVX-512 tile, or NULL), tiles from a multiple of RG_TILE go to it first,
- * and stream (its results streamed) ends with a fence. */
+ * (an AVX-512 tile, or NULL), tiles from a multiple of RG_TILE go to it first;
+ * with stream, their lines are streamed and the caller fences. */
 #define RG_DEFINE_SEGMENTS(F, N, T, IN, IT)                                                \
     static inline void F##_one_##N##_##IN(void *out, int64_t seg, const T *x, int64_t s,   \
                                    int64_t e, int64_t nelems, int mode)                    \
@@ -782,8 +782,6 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         }                                                                                  \
         for (; i < i1; i++)                                                                \
             F##_one_##N##_##IN(out, i, x, o[i], o[i + 1], nelems, mode);                   \
-        if (stream)                                                                        \
-            stream_fence();                                                                \
     }
 
 /* PER_SEGMENT: segments are dealt out in small dynamic chunks and each is
@@ -795,13 +793,19 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     {                                                                                      \
         int64_t chunks = (nsegs + RG_OMP_SEGMENT_CHUNK - 1) / RG_OMP_SEGMENT_CHUNK;        \
         (void)team;                                                                        \
-        RG_OMP(parallel for schedule(dynamic, 1) num_threads(team))                        \
-        for (int64_t c = 0; c < chunks; c++) {                                             \
-            int64_t i = c * RG_OMP_SEGMENT_CHUNK, rest = nsegs - i;                        \
-            F##_segments_##N##_##IN(out, x, o, i,                                          \
-                                    i + (rest < RG_OMP_SEGMENT_CHUNK ? rest                \
-                                                                     : RG_OMP_SEGMENT_CHUNK), \
-                                    nelems, mode, simd, stream);                           \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            RG_OMP(for schedule(dynamic, 1) nowait)                                        \
+            for (int64_t c = 0; c < chunks; c++) {                                         \
+                int64_t i = c * RG_OMP_SEGMENT_CHUNK, rest = nsegs - i;                    \
+                F##_segments_##N##_##IN(out, x, o, i,                                      \
+                                        i + (rest < RG_OMP_SEGMENT_CHUNK                   \
+                                                 ? rest                                    \
+                                                 : RG_OMP_SEGMENT_CHUNK),                  \
+                                        nelems, mode, simd, stream);                       \
+            }                                                                              \
+            if (stream) /* once per thread: a fence waits for every streamed line */       \
+                stream_fence();                                                            \
         }                                                                                  \
     }
 
@@ -847,6 +851,8 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
             }                                                                              \
             F##_segments_##N##_##IN(out, x, o, i0 + p->has_head, i1, nelems, mode, simd,   \
                                     stream);                                               \
+            if (stream)                                                                    \
+                stream_fence();                                                            \
             p->tail = F##_ident_##N(mode);                                                 \
             if (i1 < nsegs)                                                                \
                 F##_range_##N(&p->tail, x, o[i1] > k0 ? (int64_t)o[i1] : k0, k1, mode); \
