@@ -453,6 +453,27 @@ START_TEST(test_reduce_tiles_streamed)
 }
 END_TEST
 
+/* float32 sums and products over 8M+ segments (a 32 MiB output of float32,
+ * streamed half lines on CPUs with AVX-512): lengths 0 to 6 with runs of 1,
+ * int64 and int32 offsets. */
+START_TEST(test_reduce_tiles_streamed_f32)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = all_policies[1 + _i % 2];
+    size_t nsegs = ((size_t)8 << 20) + 13;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    uint64_t state = 9 + (uint64_t)_i;
+    for (size_t i = 0; i < nsegs; i++)
+        len[i] = (i / 8) % 4 == 3 ? 1 : (int64_t)(test_rand(&state) % 7);
+    const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
+    check_ops_on(ctx, RG_FLOAT32, _i < 2 ? RG_INT64 : RG_INT32, len, nsegs, ops, 2, policy, 1,
+                 70, "streamed float32 tiles");
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* The OpenMP sum of [b, e) as documented: left to right from +0.0 in double. */
 static double seq_sum(const double *x, int64_t b, int64_t e)
 {
@@ -981,6 +1002,7 @@ Suite *reduce_suite(void)
     tc = test_tcase("big");
     tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 2);
+    tcase_add_loop_test(tc, test_reduce_tiles_streamed_f32, 0, 4);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

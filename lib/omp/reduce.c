@@ -438,23 +438,23 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
 
 /* ------------------------------------------------------------------------
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
- * 8-byte values (float64 sum, prod, min, max, argmin, argmax; int64 and
- * uint64 sum, min, max, argmin, argmax) is reduced in the 8 lanes of a
- * register, lane j holding segment j: step m gathers element m of every
- * segment longer than m.  Each lane still folds its segment left to right,
- * so the results are the bits of the windows above; lanes past their
+ * float64 (sum, prod, min, max, argmin, argmax), int64 and uint64 (sum, min,
+ * max, argmin, argmax) or float32 (sum, prod) values is reduced in the 8
+ * lanes of a register, lane j holding segment j: step m gathers element m of
+ * every segment longer than m.  Each lane still folds its segment left to
+ * right, so the results are the bits of the windows above; lanes past their
  * segment's end gather nothing and keep their value (a sum adds +0.0, which
  * leaves any sum started at +0.0 unchanged, as such a sum is never -0.0).
  * Why: the windows cost about 11 cycles per segment of 0 to 15 elements, a
- * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's result is one 64-byte
- * line, streamed when the output is large.  Tiles with a segment longer
- * than RG_SIMD_LONGEST, and float min/max tiles with a NaN (whose rules the
- * fold keeps), go to the windows.
+ * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's results are one 64-byte
+ * line (float32: half a line), streamed when the output is large.  Tiles
+ * with a segment longer than RG_SIMD_LONGEST, and float min/max tiles with a
+ * NaN (whose rules the fold keeps), go to the windows.
  * ------------------------------------------------------------------------ */
 
-/* Reduces segments i .. i + RG_TILE - 1 and stores their 8-byte results at
+/* Reduces segments i .. i + RG_TILE - 1 and stores their results at
  * out[i ..]: false, with nothing written, when the tile is not for it.  With
- * stream, out + i is 64-byte aligned and the line is streamed. */
+ * stream, out + i is 64-byte aligned and the results are streamed. */
 typedef bool (*simd_tile_fn)(void *out, const void *x, const void *o, int64_t i, int mode,
                              bool stream);
 
@@ -484,12 +484,13 @@ RG_AVX512 static inline __m512i simd_starts_i32(const int32_t *o)
     return _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)o));
 }
 
-/* Prefetches the 4 lines RG_SIMD_AHEAD elements past the tile's first one,
- * and the offsets 32 tiles on.  The addresses are computed as integers:
- * they may lie past the arrays, where a prefetch does nothing. */
-RG_AVX512 static inline void simd_prefetch(const void *x, int64_t start, uintptr_t o_next)
+/* Prefetches the 4 lines RG_SIMD_AHEAD elements (of size bytes) past the
+ * tile's first one, and the offsets 32 tiles on.  The addresses are computed
+ * as integers: they may lie past the arrays, where a prefetch does nothing. */
+RG_AVX512 static inline void simd_prefetch(const void *x, size_t size, int64_t start,
+                                           uintptr_t o_next)
 {
-    uintptr_t p = (uintptr_t)x + (uintptr_t)(start + RG_SIMD_AHEAD) * 8;
+    uintptr_t p = (uintptr_t)x + (uintptr_t)(start + RG_SIMD_AHEAD) * size;
     for (int l = 0; l < 4; l++)
         _mm_prefetch((const char *)(p + (uintptr_t)l * 64), _MM_HINT_T0);
     _mm_prefetch((const char *)o_next, _MM_HINT_T0);
@@ -518,11 +519,44 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
     int64_t longest = _mm512_reduce_max_epi64(len);                                       \
     if (longest > RG_SIMD_LONGEST)                                                         \
         return false;                                                                      \
-    simd_prefetch(x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT));                                 \
+    simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT)); \
     bool unit = longest <= 1 && (int64_t)o[i + RG_TILE] - o[i] == RG_TILE
 
-/* float64 sum (mode 0) and prod (mode 1). */
+/* float64 sum (mode 0) and prod (mode 1); float32 ones, folded in double as
+ * the windows do (each float widens exactly; the 8 sums round to float once,
+ * into half a line). */
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
+    RG_AVX512 static bool arith_tile_f32_##IN(void *out, const void *xv, const void *ov,   \
+                                              int64_t i, int mode, bool stream)            \
+    {                                                                                      \
+        const float *x = xv;                                                               \
+        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
+        __m256 id = _mm256_set1_ps(mode == 1 ? 1.0f : 0.0f);                               \
+        __m512d acc = _mm512_cvtps_pd(id);                                                 \
+        if (unit) {                                                                        \
+            __m512d y = _mm512_cvtps_pd(_mm256_loadu_ps(x + o[i]));                        \
+            acc = mode == 1 ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y);               \
+        } else if (mode == 1) {                                                            \
+            for (int64_t m = 0; m < longest; m++) {                                        \
+                RG_SIMD_STEP(m);                                                           \
+                acc = _mm512_mul_pd(acc,                                                   \
+                                    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(id, k, idx, x, 4))); \
+            }                                                                              \
+        } else {                                                                           \
+            for (int64_t m = 0; m < longest; m++) {                                        \
+                RG_SIMD_STEP(m);                                                           \
+                acc = _mm512_add_pd(acc,                                                   \
+                                    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(id, k, idx, x, 4))); \
+            }                                                                              \
+        }                                                                                  \
+        __m256 r = _mm512_cvtpd_ps(acc);                                                   \
+        float *at = (float *)out + i;                                                      \
+        if (stream)                                                                        \
+            _mm256_stream_ps(at, r);                                                       \
+        else                                                                               \
+            _mm256_storeu_ps(at, r);                                                       \
+        return true;                                                                       \
+    }                                                                                      \
     RG_AVX512 static bool arith_tile_f64_##IN(void *out, const void *xv, const void *ov,   \
                                               int64_t i, int mode, bool stream)            \
     {                                                                                      \
@@ -701,6 +735,8 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
 #define RG_SIMD_PICK(name) (o64 ? name##_i64 : name##_i32)
     if (family == RG_FAMILY_ARITH && content == RG_FLOAT64)
         return RG_SIMD_PICK(arith_tile_f64);
+    if (family == RG_FAMILY_ARITH && content == RG_FLOAT32)
+        return RG_SIMD_PICK(arith_tile_f32);
     if (family == RG_FAMILY_ARITH && mode == 0 && (content == RG_INT64 || content == RG_UINT64))
         return RG_SIMD_PICK(arith_tile_i64);
     if (family == RG_FAMILY_EXTREME && content == RG_FLOAT64)
@@ -936,7 +972,8 @@ rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg
     reduce_fn fn = reduce_table[row][family][offsets->dtype == RG_INT64];
     simd_tile_fn simd = simd_tile(family, mode, content->dtype, offsets->dtype);
     /* The tiles' lines are streamed when the output is large and aligned. */
-    bool stream = simd && stream_output(out->length * 8) && !((uintptr_t)out->host & 63);
+    bool stream = simd && stream_output(out->length * rg_dtype_size(out->dtype)) &&
+                  !((uintptr_t)out->host & 63);
     return fn(ctx, out->host, content->host, offsets->host, (int64_t)offsets->length - 1,
               (int64_t)content->length, mode, policy, simd, stream);
 }
