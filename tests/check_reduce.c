@@ -108,6 +108,11 @@ static void *gen_content(rg_dtype t, size_t n, rg_reduce_op op, int nan, uint64_
             uint64_t u = (uint64_t)v | UINT64_C(1) << 63;
             memcpy((unsigned char *)buf + k * size, &u, 8);
         }
+        if (t == RG_UINT32 && op != RG_REDUCE_PROD && (r >> 20) % 2) {
+            /* past INT32_MAX: a sign extension makes these negative */
+            uint32_t u = (uint32_t)v | UINT32_C(1) << 31;
+            memcpy((unsigned char *)buf + k * size, &u, 4);
+        }
     }
     return buf;
 }
@@ -419,7 +424,8 @@ END_TEST
  * streams the results of its AVX-512 tiles (on CPUs with AVX-512): lengths
  * of 0 to 6, runs of 1, 0 to 20 and tiles with a segment of 40 to 90
  * elements (past the tiles' longest), in turn; float64 with NaN, int64 and
- * uint64 with values past INT64_MAX; int64 and int32 offsets. */
+ * uint64 with values past INT64_MAX, int32 and uint32 (past INT32_MAX);
+ * int64 and int32 offsets. */
 START_TEST(test_reduce_tiles_streamed)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
@@ -444,6 +450,8 @@ START_TEST(test_reduce_tiles_streamed)
         {RG_INT64, RG_INT32, {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX}},
         {RG_UINT64, RG_INT64, {RG_REDUCE_SUM, RG_REDUCE_MAX, RG_REDUCE_ARGMIN}},
         {RG_FLOAT64, RG_INT32, {RG_REDUCE_PROD, RG_REDUCE_MIN, RG_REDUCE_ARGMAX}},
+        {RG_UINT32, RG_INT64, {RG_REDUCE_SUM, RG_REDUCE_MAX, RG_REDUCE_COUNT_NONZERO}},
+        {RG_INT32, RG_INT32, {RG_REDUCE_SUM, RG_REDUCE_ARGMIN, RG_REDUCE_ANY}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         check_ops_on(ctx, cases[c].t, cases[c].ot, len, nsegs, cases[c].ops, 3, policy, 1,

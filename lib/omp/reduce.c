@@ -439,12 +439,13 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
 /* ------------------------------------------------------------------------
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
  * float64 (sum, prod, min, max, argmin, argmax), int64 and uint64 (sum, min,
- * max, argmin, argmax) or float32 (sum, prod) values is reduced in the 8
- * lanes of a register, lane j holding segment j: step m gathers element m of
- * every segment longer than m.  Each lane still folds its segment left to
- * right, so the results are the bits of the windows above; lanes past their
- * segment's end gather nothing and keep their value (a sum adds +0.0, which
- * leaves any sum started at +0.0 unchanged, as such a sum is never -0.0).
+ * max, argmin, argmax), float32 (sum, prod) or int32 and uint32 (sum) values
+ * is reduced in the 8 lanes of a register, lane j holding segment j: step m
+ * gathers element m of every segment longer than m.  Each lane still folds
+ * its segment left to right, so the results are the bits of the windows
+ * above; lanes past their segment's end gather nothing and keep their value
+ * (a sum adds +0.0, which leaves any sum started at +0.0 unchanged, as such
+ * a sum is never -0.0).
  * Why: the windows cost about 11 cycles per segment of 0 to 15 elements, a
  * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's results are one 64-byte
  * line (float32: half a line), streamed when the output is large.  Tiles
@@ -580,6 +581,9 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
         simd_store(out, i, _mm512_castpd_si512(acc), stream);                              \
         return true;                                                                       \
     }                                                                                      \
+    /* int32 (signed, extended) and uint32 (zero-extended) sums in 64 bits.  */          \
+    RG_DEFINE_SIMD_SUM32(IN, IT, i32, _mm512_cvtepi32_epi64)                               \
+    RG_DEFINE_SIMD_SUM32(IN, IT, u32, _mm512_cvtepu32_epi64)                               \
     /* int64 and uint64 sum: the same wrapping additions. */                               \
     RG_AVX512 static bool arith_tile_i64_##IN(void *out, const void *xv, const void *ov,   \
                                               int64_t i, int mode, bool stream)            \
@@ -606,6 +610,29 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
                            INT64_MIN, INT64_MAX, 0)                                        \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u64, long long, __m512i, epu64, _mm512_set1_epi64,      \
                            0, (long long)-1, 0)
+
+/* Sums of 32-bit integers, widened by WIDEN to the 64-bit accumulator. */
+#define RG_DEFINE_SIMD_SUM32(IN, IT, N, WIDEN)                                             \
+    RG_AVX512 static bool arith_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
+                                                int64_t i, int mode, bool stream)          \
+    {                                                                                      \
+        const int *x = xv;                                                                 \
+        (void)mode;                                                                        \
+        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
+        __m512i acc = _mm512_setzero_si512();                                              \
+        if (unit) {                                                                        \
+            acc = WIDEN(_mm256_loadu_si256((const __m256i *)(const void *)(x + o[i])));    \
+        } else {                                                                           \
+            for (int64_t m = 0; m < longest; m++) {                                        \
+                RG_SIMD_STEP(m);                                                           \
+                acc = _mm512_add_epi64(                                                    \
+                    acc, WIDEN(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, \
+                                                           x, 4)));                        \
+            }                                                                              \
+        }                                                                                  \
+        simd_store(out, i, acc, stream);                                                   \
+        return true;                                                                       \
+    }
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -739,6 +766,10 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_SIMD_PICK(arith_tile_f32);
     if (family == RG_FAMILY_ARITH && mode == 0 && (content == RG_INT64 || content == RG_UINT64))
         return RG_SIMD_PICK(arith_tile_i64);
+    if (family == RG_FAMILY_ARITH && mode == 0 && content == RG_INT32)
+        return RG_SIMD_PICK(arith_tile_i32);
+    if (family == RG_FAMILY_ARITH && mode == 0 && content == RG_UINT32)
+        return RG_SIMD_PICK(arith_tile_u32);
     if (family == RG_FAMILY_EXTREME && content == RG_FLOAT64)
         return RG_SIMD_PICK(extreme_tile_f64);
     if (family == RG_FAMILY_EXTREME && content == RG_INT64)
