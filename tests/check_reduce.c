@@ -420,28 +420,36 @@ START_TEST(test_reduce_windows)
 }
 END_TEST
 
+/* nsegs lengths, rule(i, r) for segment i, r drawn from seed. */
+static int64_t *lengths_by(size_t nsegs, uint64_t seed, int64_t (*rule)(size_t, uint64_t))
+{
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    for (size_t i = 0; i < nsegs; i++)
+        len[i] = rule(i, test_rand(&seed));
+    return len;
+}
+
 /* Outputs of 32 MiB and more of 8-byte values, where the OpenMP backend
  * streams the results of its AVX-512 tiles (on CPUs with AVX-512): lengths
  * of 0 to 6, runs of 1, 0 to 20 and tiles with a segment of 40 to 90
  * elements (past the tiles' longest), in turn; float64 with NaN, int64 and
  * uint64 with values past INT64_MAX, int32 and uint32 (past INT32_MAX);
  * int64 and int32 offsets. */
+static int64_t streamed_length(size_t i, uint64_t r)
+{
+    size_t kind = (i / 8) % 16; /* per tile of 8 */
+    return kind < 10   ? (int64_t)(r % 7)
+           : kind < 13 ? 1
+           : kind < 15 ? (int64_t)(r % 21)
+                       : (i % 8 == 3 ? 40 + (int64_t)(r % 51) : (int64_t)(r % 4));
+}
 START_TEST(test_reduce_tiles_streamed)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = all_policies[1 + _i % 2];
     size_t nsegs = ((size_t)4 << 20) + 11;
-    int64_t *len = malloc(nsegs * sizeof *len);
-    ck_assert_ptr_nonnull(len);
-    uint64_t state = 5 + (uint64_t)_i;
-    for (size_t i = 0; i < nsegs; i++) {
-        uint64_t r = test_rand(&state);
-        size_t kind = (i / 8) % 16; /* per tile of 8 */
-        len[i] = kind < 10   ? (int64_t)(r % 7)
-                 : kind < 13 ? 1
-                 : kind < 15 ? (int64_t)(r % 21)
-                             : (i % 8 == 3 ? 40 + (int64_t)(r % 51) : (int64_t)(r % 4));
-    }
+    int64_t *len = lengths_by(nsegs, 5 + (uint64_t)_i, streamed_length);
     static const struct {
         rg_dtype t, ot;
         rg_reduce_op ops[3];
@@ -464,16 +472,16 @@ END_TEST
 /* float32 sums and products over 8M+ segments (a 32 MiB output of float32,
  * streamed half lines on CPUs with AVX-512): lengths 0 to 6 with runs of 1,
  * int64 and int32 offsets. */
+static int64_t streamed_length_f32(size_t i, uint64_t r)
+{
+    return (i / 8) % 4 == 3 ? 1 : (int64_t)(r % 7);
+}
 START_TEST(test_reduce_tiles_streamed_f32)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = all_policies[1 + _i % 2];
     size_t nsegs = ((size_t)8 << 20) + 13;
-    int64_t *len = malloc(nsegs * sizeof *len);
-    ck_assert_ptr_nonnull(len);
-    uint64_t state = 9 + (uint64_t)_i;
-    for (size_t i = 0; i < nsegs; i++)
-        len[i] = (i / 8) % 4 == 3 ? 1 : (int64_t)(test_rand(&state) % 7);
+    int64_t *len = lengths_by(nsegs, 9 + (uint64_t)_i, streamed_length_f32);
     const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
     check_ops_on(ctx, RG_FLOAT32, _i < 2 ? RG_INT64 : RG_INT32, len, nsegs, ops, 2, policy, 1,
                  70, "streamed float32 tiles");

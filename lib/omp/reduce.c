@@ -443,9 +443,7 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * is reduced in the 8 lanes of a register, lane j holding segment j: step m
  * gathers element m of every segment longer than m.  Each lane still folds
  * its segment left to right, so the results are the bits of the windows
- * above; lanes past their segment's end gather nothing and keep their value
- * (a sum adds +0.0, which leaves any sum started at +0.0 unchanged, as such
- * a sum is never -0.0).
+ * above; lanes past their segment's end gather nothing and keep their value.
  * Why: the windows cost about 11 cycles per segment of 0 to 15 elements, a
  * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's results are one 64-byte
  * line (float32: half a line), streamed when the output is large.  Tiles
@@ -523,116 +521,95 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
     simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT)); \
     bool unit = longest <= 1 && (int64_t)o[i + RG_TILE] - o[i] == RG_TILE
 
-/* float64 sum (mode 0) and prod (mode 1); float32 ones, folded in double as
- * the windows do (each float widens exactly; the 8 sums round to float once,
- * into half a line). */
+/* The accumulators of arithmetic tiles and their stores: float64 sums and
+ * products, and float32 ones folded in double as the windows do (each float
+ * widens exactly; the 8 results round to float once, into half a line);
+ * 64-bit integer sums, of int64 and uint64 values (the same wrapping
+ * additions) and of int32 and uint32 values (sign- or zero-extended). */
+#define RG_SIMD_PD_SET1(c) _mm512_set1_pd(c)
+#define RG_SIMD_EPI64_SET1(c) _mm512_set1_epi64((long long)(c))
+#define RG_SIMD_LOAD_f64(p) _mm512_loadu_pd(p)
+#define RG_SIMD_LOAD_f32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define RG_SIMD_LOAD_i64(p) _mm512_loadu_si512((const void *)(p))
+#define RG_SIMD_LOAD_i32(p)                                                              \
+    _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define RG_SIMD_LOAD_u32(p)                                                              \
+    _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define RG_SIMD_GATHER_f64(k, idx, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), k, idx, x, 8)
+#define RG_SIMD_GATHER_f32(k, idx, x)                                                      \
+    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(_mm256_setzero_ps(), k, idx, x, 4))
+#define RG_SIMD_GATHER_i64(k, idx, x)                                                      \
+    _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), k, idx, x, 8)
+#define RG_SIMD_GATHER_i32(k, idx, x)                                                      \
+    _mm512_cvtepi32_epi64(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, x, 4))
+#define RG_SIMD_GATHER_u32(k, idx, x)                                                      \
+    _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, x, 4))
+
+RG_AVX512 static inline void simd_store_f64(void *out, int64_t i, __m512d v, bool stream)
+{
+    simd_store(out, i, _mm512_castpd_si512(v), stream);
+}
+RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, bool stream)
+{
+    __m256 r = _mm512_cvtpd_ps(v);
+    float *at = (float *)out + i;
+    if (stream)
+        _mm256_stream_ps(at, r);
+    else
+        _mm256_storeu_ps(at, r);
+}
+#define simd_store_i64 simd_store
+#define simd_store_i32 simd_store
+#define simd_store_u32 simd_store
+
+/* Sum (mode 0) and, where PROD, product (mode 1) of N elements of type T in
+ * accumulators V of PD or EPI64 lanes.  Step m adds (or multiplies by)
+ * element m in the lanes still in their segment; the other lanes keep their
+ * value, so each lane folds its segment left to right from the identity, as
+ * the windows do. */
+#define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
+    RG_AVX512 static bool arith_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
+                                                int64_t i, int mode, bool stream)          \
+    {                                                                                      \
+        const T *x = xv;                                                                   \
+        bool prod = PROD && mode == 1;                                                     \
+        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
+        V acc = RG_SIMD_##L##_SET1(prod ? 1 : 0);                                          \
+        if (unit) {                                                                        \
+            V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
+            acc = prod ? RG_SIMD_MUL_##L(acc, 0xff, acc, y) : RG_SIMD_ADD_##L(acc, 0xff, acc, y); \
+        } else if (prod) {                                                                 \
+            for (int64_t m = 0; m < longest; m++) {                                        \
+                RG_SIMD_STEP(m);                                                           \
+                acc = RG_SIMD_MUL_##L(acc, k, acc, RG_SIMD_GATHER_##N(k, idx, x));         \
+            }                                                                              \
+        } else {                                                                           \
+            for (int64_t m = 0; m < longest; m++) {                                        \
+                RG_SIMD_STEP(m);                                                           \
+                acc = RG_SIMD_ADD_##L(acc, k, acc, RG_SIMD_GATHER_##N(k, idx, x));         \
+            }                                                                              \
+        }                                                                                  \
+        simd_store_##N(out, i, acc, stream);                                               \
+        return true;                                                                       \
+    }
+#define RG_SIMD_ADD_PD _mm512_mask_add_pd
+#define RG_SIMD_MUL_PD _mm512_mask_mul_pd
+#define RG_SIMD_ADD_EPI64 _mm512_mask_add_epi64
+/* Integer tiles are sums only (PROD 0): this keeps their dead branch typed. */
+#define RG_SIMD_MUL_EPI64 _mm512_mask_add_epi64
+
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
-    RG_AVX512 static bool arith_tile_f32_##IN(void *out, const void *xv, const void *ov,   \
-                                              int64_t i, int mode, bool stream)            \
-    {                                                                                      \
-        const float *x = xv;                                                               \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
-        __m256 id = _mm256_set1_ps(mode == 1 ? 1.0f : 0.0f);                               \
-        __m512d acc = _mm512_cvtps_pd(id);                                                 \
-        if (unit) {                                                                        \
-            __m512d y = _mm512_cvtps_pd(_mm256_loadu_ps(x + o[i]));                        \
-            acc = mode == 1 ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y);               \
-        } else if (mode == 1) {                                                            \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_mul_pd(acc,                                                   \
-                                    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(id, k, idx, x, 4))); \
-            }                                                                              \
-        } else {                                                                           \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_add_pd(acc,                                                   \
-                                    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(id, k, idx, x, 4))); \
-            }                                                                              \
-        }                                                                                  \
-        __m256 r = _mm512_cvtpd_ps(acc);                                                   \
-        float *at = (float *)out + i;                                                      \
-        if (stream)                                                                        \
-            _mm256_stream_ps(at, r);                                                       \
-        else                                                                               \
-            _mm256_storeu_ps(at, r);                                                       \
-        return true;                                                                       \
-    }                                                                                      \
-    RG_AVX512 static bool arith_tile_f64_##IN(void *out, const void *xv, const void *ov,   \
-                                              int64_t i, int mode, bool stream)            \
-    {                                                                                      \
-        const double *x = xv;                                                              \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
-        __m512d id = _mm512_set1_pd(mode == 1 ? 1.0 : 0.0), acc = id;                      \
-        if (unit) {                                                                        \
-            __m512d y = _mm512_loadu_pd(x + o[i]);                                         \
-            acc = mode == 1 ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y);               \
-        } else if (mode == 1) {                                                            \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_mul_pd(acc, _mm512_mask_i64gather_pd(id, k, idx, x, 8));      \
-            }                                                                              \
-        } else {                                                                           \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_add_pd(acc, _mm512_mask_i64gather_pd(id, k, idx, x, 8));      \
-            }                                                                              \
-        }                                                                                  \
-        simd_store(out, i, _mm512_castpd_si512(acc), stream);                              \
-        return true;                                                                       \
-    }                                                                                      \
-    /* int32 (signed, extended) and uint32 (zero-extended) sums in 64 bits.  */          \
-    RG_DEFINE_SIMD_SUM32(IN, IT, i32, _mm512_cvtepi32_epi64)                               \
-    RG_DEFINE_SIMD_SUM32(IN, IT, u32, _mm512_cvtepu32_epi64)                               \
-    /* int64 and uint64 sum: the same wrapping additions. */                               \
-    RG_AVX512 static bool arith_tile_i64_##IN(void *out, const void *xv, const void *ov,   \
-                                              int64_t i, int mode, bool stream)            \
-    {                                                                                      \
-        const long long *x = xv;                                                           \
-        (void)mode;                                                                        \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
-        __m512i acc = _mm512_setzero_si512();                                              \
-        if (unit) {                                                                        \
-            acc = _mm512_loadu_si512((const void *)(x + o[i]));                            \
-        } else {                                                                           \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_add_epi64(                                                    \
-                    acc, _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), k, idx, x, 8)); \
-            }                                                                              \
-        }                                                                                  \
-        simd_store(out, i, acc, stream);                                                   \
-        return true;                                                                       \
-    }                                                                                      \
+    RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1)                              \
+    RG_DEFINE_SIMD_ARITH(IN, IT, f32, float, __m512d, PD, 1)                               \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i64, long long, __m512i, EPI64, 0)                        \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i32, int, __m512i, EPI64, 0)                              \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u32, int, __m512i, EPI64, 0)                              \
     RG_DEFINE_SIMD_EXTREME(IN, IT, f64, double, __m512d, pd, _mm512_set1_pd, -INFINITY,    \
                            INFINITY, 1)                                                    \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i64, long long, __m512i, epi64, _mm512_set1_epi64,      \
                            INT64_MIN, INT64_MAX, 0)                                        \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u64, long long, __m512i, epu64, _mm512_set1_epi64,      \
                            0, (long long)-1, 0)
-
-/* Sums of 32-bit integers, widened by WIDEN to the 64-bit accumulator. */
-#define RG_DEFINE_SIMD_SUM32(IN, IT, N, WIDEN)                                             \
-    RG_AVX512 static bool arith_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
-                                                int64_t i, int mode, bool stream)          \
-    {                                                                                      \
-        const int *x = xv;                                                                 \
-        (void)mode;                                                                        \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
-        __m512i acc = _mm512_setzero_si512();                                              \
-        if (unit) {                                                                        \
-            acc = WIDEN(_mm256_loadu_si256((const __m256i *)(const void *)(x + o[i])));    \
-        } else {                                                                           \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = _mm512_add_epi64(                                                    \
-                    acc, WIDEN(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, \
-                                                           x, 4)));                        \
-            }                                                                              \
-        }                                                                                  \
-        simd_store(out, i, acc, stream);                                                   \
-        return true;                                                                       \
-    }
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
