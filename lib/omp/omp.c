@@ -555,6 +555,105 @@ __attribute__((target("avx512f"))) static void stream_copy_lines(void *dst, cons
         _mm512_stream_si512((void *)d, _mm512_loadu_si512((const void *)s));
     stream_copy(d, s, nbytes);
 }
+
+/* Inclusive max-scan of 16 int32 lanes: shifts by 1, 2, 4 and 8 lanes.  The
+ * values are never negative, so the lanes shifted in may be 0.  (int32
+ * lanes: a max of int64 lanes measured twice as slow here.) */
+__attribute__((target("avx512f"))) static inline __m512i scan_line(__m512i v)
+{
+    const __m512i z = _mm512_setzero_si512();
+    v = _mm512_max_epi32(v, _mm512_alignr_epi32(v, z, 15));
+    v = _mm512_max_epi32(v, _mm512_alignr_epi32(v, z, 14));
+    v = _mm512_max_epi32(v, _mm512_alignr_epi32(v, z, 12));
+    return _mm512_max_epi32(v, _mm512_alignr_epi32(v, z, 8));
+}
+
+/* Streams the 16 values a + r (a - r where neg) to out, 64-byte aligned:
+ * r holds int32 lanes, a is a0 (int32 outputs) or a0 and a1 (int64 ones,
+ * lanes 0-7 and 8-15), advanced by step after. */
+__attribute__((target("avx512f"))) static inline void flood_store_i32(
+    int32_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
+{
+    (void)a1;
+    _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi32(*a0, r) : _mm512_add_epi32(*a0, r));
+    *a0 = _mm512_add_epi32(*a0, step);
+}
+__attribute__((target("avx512f"))) static inline void flood_store_i64(
+    int64_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
+{
+    __m512i lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r));
+    __m512i hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1));
+    _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi64(*a0, lo) : _mm512_add_epi64(*a0, lo));
+    _mm512_stream_si512((void *)(out + 8),
+                        neg ? _mm512_sub_epi64(*a1, hi) : _mm512_add_epi64(*a1, hi));
+    *a0 = _mm512_add_epi64(*a0, step);
+    *a1 = _mm512_add_epi64(*a1, step);
+}
+#define RG_SET1_i32(x) _mm512_set1_epi32((int)(x))
+#define RG_SET1_i64(x) _mm512_set1_epi64((long long)(x))
+
+/* A window kw .. ke-1 of short segments, from segment i (the one holding
+ * kw), as a flood (see FLOOD), in int32 marks relative to segment i: each
+ * later segment s starting in the window writes s - i (parents) or
+ * o[s] - o[i] (local, starts) at its start, an empty segment before the one
+ * that starts where it does; a max-scan of the marks from 0 then gives
+ * parents as i + mark, starts as o[i] + mark and local as k - o[i] - mark,
+ * streamed as lines.  marks is all zero on entry and on return (the scan
+ * clears what it read).  The cost is a store per segment and a few
+ * instructions per 16 elements, whatever the lengths: blocks of values per
+ * segment (below) cost 1.5 times as much on segments of 1 to 8 elements.
+ * Returns the segment holding ke - 1, or -1 with nothing written where a
+ * mark may not fit in int32: ids is false (some segment id of the call
+ * does not fit) and the kind is parents, or segment i starts 2^31 or more
+ * elements before ke. */
+#define RG_DEFINE_FLOOD_WINDOW(ON, OT, IN, IT)                                             \
+    __attribute__((target("avx512f"))) static int64_t flood_window_##ON##_##IN(            \
+        OT *out, int32_t *restrict marks, const IT *restrict o, int64_t i, int64_t kw,     \
+        int64_t ke, rg_elem_kind kind, bool ids)                                           \
+    {                                                                                      \
+        enum { L = 64 / sizeof(OT) };                                                      \
+        bool parents = kind == RG_ELEM_PARENTS, local = kind == RG_ELEM_LOCAL;             \
+        int64_t base = parents ? i : (int64_t)o[i];                                        \
+        if (parents ? !ids : ke - base > INT32_MAX)                                        \
+            return -1;                                                                     \
+        int64_t s = i + 1;                                                                 \
+        if (parents) {                                                                     \
+            for (int64_t start; (start = o[s]) < ke; s++)                                  \
+                marks[start - kw] = (int32_t)(s - i);                                      \
+        } else {                                                                           \
+            for (int64_t start; (start = o[s]) < ke; s++)                                  \
+                marks[start - kw] = (int32_t)(start - base);                               \
+        }                                                                                  \
+        int32_t run = 0;                                                                   \
+        int64_t k = kw;                                                                    \
+        for (; k < ke && (k + 16 > ke || ((uintptr_t)(out + k) & 63)); k++) {              \
+            run = marks[k - kw] > run ? marks[k - kw] : run;                               \
+            marks[k - kw] = 0;                                                             \
+            out[k] = (OT)(local ? k - base - run : base + run);                            \
+        }                                                                                  \
+        OT first[16];                                                                      \
+        for (int q = 0; q < 16; q++)                                                       \
+            first[q] = (OT)(local ? k + q - base : base);                                  \
+        __m512i a0 = _mm512_loadu_si512((const void *)first);                              \
+        __m512i a1 = _mm512_loadu_si512((const void *)(first + (L == 8 ? 8 : 0)));         \
+        __m512i step = RG_SET1_##ON(local ? 16 : 0), vrun = _mm512_set1_epi32(run);        \
+        for (; k + 16 <= ke; k += 16) {                                                    \
+            int32_t *m = marks + (k - kw);                                                 \
+            __m512i r = scan_line(_mm512_loadu_si512((const void *)m));                    \
+            _mm512_storeu_si512((void *)m, _mm512_setzero_si512());                        \
+            flood_store_##ON(out + k, &a0, &a1, _mm512_max_epi32(r, vrun), local, step);   \
+            /* from r, not the stored max: the lines carry one max, not a chain */         \
+            vrun = _mm512_max_epi32(vrun, _mm512_permutexvar_epi32(_mm512_set1_epi32(15), r)); \
+        }                                                                                  \
+        run = _mm512_reduce_max_epi32(vrun);                                               \
+        for (; k < ke; k++) {                                                              \
+            run = marks[k - kw] > run ? marks[k - kw] : run;                               \
+            marks[k - kw] = 0;                                                             \
+            out[k] = (OT)(local ? k - base - run : base + run);                            \
+        }                                                                                  \
+        return s - 1;                                                                      \
+    }
+
 #else
 #define RG_DEFINE_STREAM_LINES(ON, OT, IN, IT)                                             \
     static void stream_lines_##ON##_##IN(OT *out, const IT *restrict o, int64_t i,         \
@@ -567,6 +666,15 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 {
     stream_copy(dst, src, nbytes);
 }
+
+#define RG_DEFINE_FLOOD_WINDOW(ON, OT, IN, IT)                                             \
+    static int64_t flood_window_##ON##_##IN(OT *out, int32_t *restrict marks,             \
+                                            const IT *restrict o, int64_t i, int64_t kw,   \
+                                            int64_t ke, rg_elem_kind kind, bool ids)       \
+    {                                                                                      \
+        (void)out, (void)marks, (void)o, (void)i, (void)kw, (void)ke, (void)kind, (void)ids; \
+        return -1; /* never called */                                                      \
+    }
 
 #define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
     static void stream_affine_##N(T *out, int64_t kw, int64_t ke, int64_t a, int64_t b)    \
@@ -619,23 +727,28 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 
 /* merge_stream for a piece of short segments (fewer than
  * RG_OMP_WINDOW_SHORT elements each on average), in the same windows.
- * Each segment of a window stores a whole block of RG_OMP_SHORT_BLOCK
- * values from its start into the buffer; segments go in order, so the next
- * one overwrites the spill, and an empty segment's block is overwritten by
- * the segment that starts where it does.  Only a segment longer than the
- * block branches, so random short lengths cost no mispredictions.  Then
- * the buffer is streamed out (64-byte stores where the CPU has AVX-512).
  * A window of segments of length 1 only is a sequence: with AVX-512 it is
- * streamed from registers (stream_affine), else made in the buffer.  Built
+ * streamed from registers (stream_affine), else made in the buffer.  Any
+ * other window is a flood (flood_window) where the CPU has AVX-512.  Else,
+ * or where the flood's marks would not fit in int32, each segment of the
+ * window stores a whole block of RG_OMP_SHORT_BLOCK values from its start
+ * into the buffer; segments go in order, so the next one overwrites the
+ * spill, and an empty segment's block is overwritten by the segment that
+ * starts where it does.  Only a segment longer than the block branches, so
+ * random short lengths cost no mispredictions.  Then the buffer is
+ * streamed out (64-byte stores where the CPU has AVX-512).  Built
  * per vector width (RG_OMP_CLONES): one or two AVX-512 stores a block
  * instead of eight SSE2 ones. */
 #define RG_DEFINE_MERGE_STREAM_SHORT(ON, OT, IN, IT)                                       \
     RG_OMP_CLONES static void merge_stream_short_##ON##_##IN(                              \
         OT *restrict out, const IT *restrict o, int64_t i, int64_t last, int64_t k0,       \
-        int64_t k1, rg_elem_kind kind)                                                     \
+        int64_t k1, rg_elem_kind kind, bool ids)                                           \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
+        int32_t marks[RG_OMP_WINDOW];                                                      \
         bool lines = have_avx512();                                                        \
+        if (lines)                                                                         \
+            memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
             int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
             ke = ke < k1 ? ke : k1;                                                        \
@@ -657,6 +770,14 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
                                    : kind == RG_ELEM_LOCAL ? 0 : kw,                       \
                                    kind != RG_ELEM_LOCAL);                                 \
                 i += n;                                                                    \
+                kw = ke;                                                                   \
+                continue;                                                                  \
+            }                                                                              \
+            int64_t j = lines && !unit ? flood_window_##ON##_##IN(out, marks, o, i, kw, ke, \
+                                                                  kind, ids)               \
+                                       : -1;                                               \
+            if (j >= 0) {                                                                  \
+                i = j;                                                                     \
                 kw = ke;                                                                   \
                 continue;                                                                  \
             }                                                                              \
@@ -724,7 +845,8 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
             if (!stream)                                                                   \
                 merge_range_##ON##_##IN(out, 0, o, i0, last, k0, k1, kind);                \
             else if (k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1))                      \
-                merge_stream_short_##ON##_##IN(out, o, i0, last, k0, k1, kind);            \
+                merge_stream_short_##ON##_##IN(out, o, i0, last, k0, k1, kind,             \
+                                               nsegs <= INT32_MAX);                        \
             else                                                                           \
                 merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind);                  \
         }                                                                                  \
@@ -735,6 +857,7 @@ RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
 RG_EACH_PAIR(RG_DEFINE_FLOOD)
 RG_EACH_PAIR(RG_DEFINE_MERGE_RANGE)
 RG_EACH_PAIR(RG_DEFINE_STREAM_LINES)
+RG_EACH_PAIR(RG_DEFINE_FLOOD_WINDOW)
 RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM)
 RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM_SHORT)
 RG_EACH_PAIR(RG_DEFINE_MERGE_PATH)
