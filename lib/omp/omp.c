@@ -467,59 +467,8 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
  * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
 #define RG_OMP_WINDOW_SHORT 16
 
-/* Windows of longer segments with AVX-512 where the CPU has it: elements
- * kw .. ke-1, from segment i on (o[i] <= kw), as whole 64-byte lines made
- * in registers and streamed: a line inside one segment from one vector, a
- * line across segment ends element by element in a small buffer.  Elements
- * before the first line boundary and after the last get plain stores.
- * With 16-byte streamed stores, or through the window buffer, the stores
- * queue behind one another: medium segments (1 to 199 elements) took 27
- * ms that way against 17 ms for a streamed fill. */
 #if RG_OMP_HAVE_STREAM && defined(__GNUC__)
 #include <immintrin.h>
-#define RG_DEFINE_STREAM_LINES(ON, OT, IN, IT)                                             \
-    __attribute__((target("avx512f"))) static void stream_lines_##ON##_##IN(               \
-        OT *out, const IT *restrict o, int64_t i, int64_t kw, int64_t ke, rg_elem_kind kind) \
-    {                                                                                      \
-        typedef OT line __attribute__((vector_size(64)));                                  \
-        enum { L = 64 / sizeof(OT) };                                                      \
-        OT tmp[L] __attribute__((aligned(64)));                                            \
-        line step = {0}; /* 0, 1, 2, ... for local index, else all 0 */                    \
-        for (int q = 0; q < L; q++)                                                        \
-            step[q] = (OT)(kind == RG_ELEM_LOCAL ? q : 0);                                 \
-        int64_t k = kw;                                                                    \
-        for (; k < ke && (k + L > ke || ((uintptr_t)(out + k) & 63)); k++) {               \
-            while ((int64_t)o[i + 1] <= k)                                                 \
-                i++;                                                                       \
-            out[k] = (OT)(kind == RG_ELEM_PARENTS ? i                                      \
-                          : kind == RG_ELEM_LOCAL ? k - (int64_t)o[i] : (int64_t)o[i]);    \
-        }                                                                                  \
-        for (; k + L <= ke; k += L) {                                                      \
-            while ((int64_t)o[i + 1] <= k) /* the segment holding k */                     \
-                i++;                                                                       \
-            if ((int64_t)o[i + 1] >= k + L) { /* in registers: no store to reload */     \
-                int64_t first = kind == RG_ELEM_PARENTS ? i                                \
-                                : kind == RG_ELEM_LOCAL ? k - (int64_t)o[i] : (int64_t)o[i]; \
-                _mm512_stream_si512((void *)(out + k), (__m512i)(step + (OT)first));      \
-            } else {                                                                       \
-                for (int q = 0; q < L; q++) {                                              \
-                    while ((int64_t)o[i + 1] <= k + q)                                     \
-                        i++;                                                               \
-                    tmp[q] = (OT)(kind == RG_ELEM_PARENTS ? i                              \
-                                  : kind == RG_ELEM_LOCAL ? k + q - (int64_t)o[i]          \
-                                                          : (int64_t)o[i]);                \
-                }                                                                          \
-                _mm512_stream_si512((void *)(out + k), (__m512i)*(line *)tmp);             \
-            }                                                                              \
-        }                                                                                  \
-        for (; k < ke; k++) {                                                              \
-            while ((int64_t)o[i + 1] <= k)                                                 \
-                i++;                                                                       \
-            out[k] = (OT)(kind == RG_ELEM_PARENTS ? i                                      \
-                          : kind == RG_ELEM_LOCAL ? k - (int64_t)o[i] : (int64_t)o[i]);    \
-        }                                                                                  \
-    }
-
 /* out[k] = a + b (k - kw) for k in kw .. ke-1, streamed as lines made in
  * registers (a window of segments of length 1). */
 #define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
@@ -655,13 +604,6 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
     }
 
 #else
-#define RG_DEFINE_STREAM_LINES(ON, OT, IN, IT)                                             \
-    static void stream_lines_##ON##_##IN(OT *out, const IT *restrict o, int64_t i,         \
-                                         int64_t kw, int64_t ke, rg_elem_kind kind)        \
-    {                                                                                      \
-        (void)out, (void)o, (void)i, (void)kw, (void)ke, (void)kind; /* never called */   \
-    }
-
 static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 {
     stream_copy(dst, src, nbytes);
@@ -686,30 +628,37 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 
 /* merge_range for an output large enough to stream, in windows of
  * RG_OMP_WINDOW elements at multiples of it: a window inside one segment
- * is streamed from registers; one of longer segments is streamed as lines
- * made in registers (stream_lines) where the CPU has AVX-512, else written
- * into a buffer in cache by merge_range and streamed from there; one of
- * short segments is written in place. */
+ * is streamed from registers; any other is a flood (flood_window) where
+ * the CPU has AVX-512: on segments of 1 to 199 elements that ran as fast
+ * as a streamed fill, where lines made segment by segment took 1.3 times
+ * as long.  Else, or where the flood's marks would not fit in int32, a
+ * window of short segments is written in place and one of longer segments
+ * into a buffer in cache by merge_range, streamed from there. */
 #define RG_DEFINE_MERGE_STREAM(ON, OT, IN, IT)                                             \
     static void merge_stream_##ON##_##IN(OT *restrict out, const IT *restrict o, int64_t i,  \
                                          int64_t last, int64_t k0, int64_t k1,             \
-                                         rg_elem_kind kind)                                \
+                                         rg_elem_kind kind, bool ids)                      \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                                \
+        int32_t marks[RG_OMP_WINDOW];                                                      \
         bool lines = have_avx512();                                                        \
+        if (lines)                                                                         \
+            memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
             int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
             ke = ke < k1 ? ke : k1;                                                        \
             while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
                 i++;                                                                       \
+            int64_t j;                                                                     \
             if ((int64_t)o[i + 1] >= ke) {                                                 \
                 stream_run_##ON(out, kw, ke, i, o[i], kind);                               \
+            } else if (lines &&                                                            \
+                       (j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids)) >= 0) { \
+                i = j;                                                                     \
             } else {                                                                       \
-                int64_t j = segment_from_##IN(o, i, last, ke - 1);                         \
+                j = segment_from_##IN(o, i, last, ke - 1);                                 \
                 if (ke - kw < RG_OMP_WINDOW_SHORT * (j - i + 1)) {                         \
                     merge_range_##ON##_##IN(out, 0, o, i, j, kw, ke, kind);                \
-                } else if (lines) {                                                        \
-                    stream_lines_##ON##_##IN(out, o, i, kw, ke, kind);                     \
                 } else {                                                                   \
                     merge_range_##ON##_##IN(buf, kw, o, i, j, kw, ke, kind);               \
                     stream_copy(out + kw, buf, (size_t)(ke - kw) * sizeof(OT));            \
@@ -848,7 +797,7 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
                 merge_stream_short_##ON##_##IN(out, o, i0, last, k0, k1, kind,             \
                                                nsegs <= INT32_MAX);                        \
             else                                                                           \
-                merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind);                  \
+                merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind, nsegs <= INT32_MAX); \
         }                                                                                  \
     }
 
@@ -856,7 +805,6 @@ RG_EACH_PAIR(RG_DEFINE_BSEARCH)
 RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
 RG_EACH_PAIR(RG_DEFINE_FLOOD)
 RG_EACH_PAIR(RG_DEFINE_MERGE_RANGE)
-RG_EACH_PAIR(RG_DEFINE_STREAM_LINES)
 RG_EACH_PAIR(RG_DEFINE_FLOOD_WINDOW)
 RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM)
 RG_EACH_PAIR(RG_DEFINE_MERGE_STREAM_SHORT)
