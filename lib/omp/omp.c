@@ -519,13 +519,14 @@ __attribute__((target("avx512f"))) static inline __m512i scan_line(__m512i v)
 
 /* Streams the 16 values a + r (a - r where neg) to out, 64-byte aligned:
  * r holds int32 lanes, a is a0 (int32 outputs) or a0 and a1 (int64 ones,
- * lanes 0-7 and 8-15), advanced by step after. */
+ * lanes 0-7 and 8-15), advanced by step after where neg (local index). */
 __attribute__((target("avx512f"))) static inline void flood_store_i32(
     int32_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
 {
     (void)a1;
     _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi32(*a0, r) : _mm512_add_epi32(*a0, r));
-    *a0 = _mm512_add_epi32(*a0, step);
+    if (neg)
+        *a0 = _mm512_add_epi32(*a0, step);
 }
 __attribute__((target("avx512f"))) static inline void flood_store_i64(
     int64_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
@@ -535,11 +536,35 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
     _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi64(*a0, lo) : _mm512_add_epi64(*a0, lo));
     _mm512_stream_si512((void *)(out + 8),
                         neg ? _mm512_sub_epi64(*a1, hi) : _mm512_add_epi64(*a1, hi));
-    *a0 = _mm512_add_epi64(*a0, step);
-    *a1 = _mm512_add_epi64(*a1, step);
+    if (neg) {
+        *a0 = _mm512_add_epi64(*a0, step);
+        *a1 = _mm512_add_epi64(*a1, step);
+    }
 }
 #define RG_SET1_i32(x) _mm512_set1_epi32((int)(x))
 #define RG_SET1_i64(x) _mm512_set1_epi64((long long)(x))
+
+/* The marks of flood_window: s - i (ids) or o[s] - o[i] at o[s] - kw, for
+ * the segments s > i that start before ke; returns the first segment past
+ * them.  A function of its own: inlined, its loop spilled a register and
+ * the window took 1.3 times as long on segments of 1 to 8 elements. */
+#define RG_DEFINE_FLOOD_MARKS(IN, IT)                                                      \
+    __attribute__((noinline)) static int64_t flood_marks_##IN(                             \
+        int32_t *restrict marks, const IT *restrict o, int64_t i, int64_t kw, int64_t ke,  \
+        bool ids)                                                                          \
+    {                                                                                      \
+        int64_t s = i + 1;                                                                 \
+        if (ids) {                                                                         \
+            for (int64_t start; (start = o[s]) < ke; s++)                                  \
+                marks[start - kw] = (int32_t)(s - i);                                      \
+        } else {                                                                           \
+            int64_t base = o[i];                                                           \
+            for (int64_t start; (start = o[s]) < ke; s++)                                  \
+                marks[start - kw] = (int32_t)(start - base);                               \
+        }                                                                                  \
+        return s;                                                                          \
+    }
+RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
 
 /* A window kw .. ke-1 of short segments, from segment i (the one holding
  * kw), as a flood (see FLOOD), in int32 marks relative to segment i: each
@@ -565,14 +590,7 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
         int64_t base = parents ? i : (int64_t)o[i];                                        \
         if (parents ? !ids : ke - base > INT32_MAX)                                        \
             return -1;                                                                     \
-        int64_t s = i + 1;                                                                 \
-        if (parents) {                                                                     \
-            for (int64_t start; (start = o[s]) < ke; s++)                                  \
-                marks[start - kw] = (int32_t)(s - i);                                      \
-        } else {                                                                           \
-            for (int64_t start; (start = o[s]) < ke; s++)                                  \
-                marks[start - kw] = (int32_t)(start - base);                               \
-        }                                                                                  \
+        int64_t s = flood_marks_##IN(marks, o, i, kw, ke, parents);                       \
         int32_t run = 0;                                                                   \
         int64_t k = kw;                                                                    \
         for (; k < ke && (k + 16 > ke || ((uintptr_t)(out + k) & 63)); k++) {              \
@@ -585,7 +603,7 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
             first[q] = (OT)(local ? k + q - base : base);                                  \
         __m512i a0 = _mm512_loadu_si512((const void *)first);                              \
         __m512i a1 = _mm512_loadu_si512((const void *)(first + (L == 8 ? 8 : 0)));         \
-        __m512i step = RG_SET1_##ON(local ? 16 : 0), vrun = _mm512_set1_epi32(run);        \
+        __m512i step = RG_SET1_##ON(16), vrun = _mm512_set1_epi32(run);                    \
         for (; k + 16 <= ke; k += 16) {                                                    \
             int32_t *m = marks + (k - kw);                                                 \
             __m512i r = scan_line(_mm512_loadu_si512((const void *)m));                    \
