@@ -403,10 +403,11 @@ static int64_t *window_lengths(size_t *nsegs, size_t tail, uint64_t seed)
 }
 
 /* Every op and dtype, with NaN now and then, on lengths that exercise every
- * window path, ending in full and in partial tiles. */
+ * window path, ending in full and in partial tiles; on each backend, and
+ * on OpenMP with its AVX-512 paths off (where the tiles take no window). */
 START_TEST(test_reduce_windows)
 {
-    TEST_CONTEXT(ctx, backend_of(_i));
+    TEST_CONTEXT(ctx, test_backend_plain(backend_of(_i)));
     rg_reduce_policy policy = policy_of(_i);
     for (size_t tail = 0; tail < 8; tail += 5) {
         size_t nsegs;
@@ -435,7 +436,8 @@ static int64_t *lengths_by(size_t nsegs, uint64_t seed, int64_t (*rule)(size_t, 
  * of 0 to 6, runs of 1, 0 to 20 and tiles with a segment of 40 to 90
  * elements (past the tiles' longest), in turn; float64 with NaN, int64 and
  * uint64 with values past INT64_MAX, int32 and uint32 (past INT32_MAX);
- * int64 and int32 offsets. */
+ * int64 and int32 offsets; then the same with AVX-512 off (streamed
+ * windows). */
 static int64_t streamed_length(size_t i, uint64_t r)
 {
     size_t kind = (i / 8) % 16; /* per tile of 8 */
@@ -446,7 +448,7 @@ static int64_t streamed_length(size_t i, uint64_t r)
 }
 START_TEST(test_reduce_tiles_streamed)
 {
-    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    TEST_CONTEXT(ctx, test_backend_plain(_i < 2 ? TEST_BACKEND_OPENMP : TEST_NBACKENDS));
     rg_reduce_policy policy = all_policies[1 + _i % 2];
     size_t nsegs = ((size_t)4 << 20) + 11;
     int64_t *len = lengths_by(nsegs, 5 + (uint64_t)_i, streamed_length);
@@ -558,10 +560,10 @@ static void check_extremes_exact(rg_context *ctx, rg_array *c64, rg_array *offse
  * extremes follow the first-NaN and first-position rules.  Past 2^15 elements,
  * so that merge path runs on every thread; a segment cut by a thread boundary
  * adds its parts in thread order, so merge path may differ there (at most
- * one segment per thread) but nowhere else. */
+ * one segment per thread) but nowhere else.  With AVX-512 on and off. */
 START_TEST(test_reduce_windows_exact)
 {
-    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    TEST_CONTEXT(ctx, test_backend_plain(_i < N_POLICIES ? TEST_BACKEND_OPENMP : TEST_NBACKENDS));
     rg_reduce_policy policy = policy_of(_i);
     size_t nsegs = 20000;
     int64_t *len = malloc(nsegs * sizeof *len);
@@ -731,10 +733,10 @@ END_TEST
  * in lanes) of few distinct values, so that the extreme ties across lanes,
  * with +-0.0, +-inf and, in every fourth segment, NaNs: every policy and
  * backend gives the first NaN, else the first position of the extreme, as
- * the left-to-right scan does. */
+ * the left-to-right scan does (OpenMP with AVX-512 off too). */
 START_TEST(test_reduce_extreme_long_exact)
 {
-    TEST_CONTEXT(ctx, backend_of(_i));
+    TEST_CONTEXT(ctx, test_backend_plain(backend_of(_i)));
     rg_reduce_policy policy = policy_of(_i);
     enum { NSEGS = 40 };
     int64_t len[NSEGS];
@@ -1009,15 +1011,15 @@ Suite *reduce_suite(void)
     suite_add_tcase(s, tc);
 
     tc = test_tcase("windows");
-    tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS * N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_windows_exact, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_windows_exact, 0, 2 * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("big");
     tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS * N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 2);
+    tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 4);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed_f32, 0, 4);
     suite_add_tcase(s, tc);
 

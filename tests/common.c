@@ -281,6 +281,14 @@ void test_unsetenv(const char *name)
     ck_assert_msg(unsetenv(name) == 0, "unsetenv(%s)", name);
 }
 
+int test_backend_plain(int i)
+{
+    if (i < TEST_NBACKENDS)
+        return i;
+    test_setenv("RAGGED_AVX512", "0");
+    return TEST_BACKEND_OPENMP;
+}
+
 int test_contains(const char *haystack, const char *needle)
 {
     return haystack != NULL && strstr(haystack, needle) != NULL;

@@ -98,6 +98,14 @@ int64_t *ref_segment_starts(const int64_t *offsets, size_t nsegs);/* offsets[nse
 void test_setenv(const char *name, const char *value);
 void test_unsetenv(const char *name);
 
+/* Loop tests over TEST_NBACKENDS_PLAIN indices: the backends, then OpenMP
+ * with its AVX-512 paths off (the paths of CPUs without it).
+ * test_backend_plain(i) is the backend index to test, after setting
+ * RAGGED_AVX512=0 for the last index (read at the first op, so this must
+ * come before any op of the forked test). */
+#define TEST_NBACKENDS_PLAIN (TEST_NBACKENDS + 1)
+int test_backend_plain(int i);
+
 /* True when haystack contains needle (NULL haystack: false). */
 int test_contains(const char *haystack, const char *needle);
 

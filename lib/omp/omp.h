@@ -138,12 +138,22 @@ static inline void stream_copy(void *dst, const void *src, size_t nbytes)
 #endif
 
 /* Whether the CPU runs AVX-512 code: the paths built for it with
- * __attribute__((target("avx512f"))) are taken only then. */
+ * __attribute__((target("avx512f"))) are taken only then, and not where
+ * RAGGED_AVX512 is 0 (the same results another way: for tests and
+ * comparisons on CPUs with AVX-512).  Found at the first call and kept
+ * (some callers ask once per segment). */
 static inline bool have_avx512(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    static int known; /* 0: not yet, 1: no, 2: yes; threads may race to the same value */
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (v == 0) {
+        const char *env = getenv("RAGGED_AVX512");
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512f") && !(env && strcmp(env, "0") == 0) ? 2 : 1;
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v == 2;
 #else
     return false;
 #endif
