@@ -155,9 +155,12 @@ START_TEST(test_elem_big)
 }
 END_TEST
 
+/* The OpenMP merge path's windows (RG_OMP_WINDOW of lib/omp/omp.c). */
+#define OMP_WINDOW 512
+
 /* Lengths that change character every few hundred segments: runs of
  * all-length-1, short, empty (up to thousands in a row), 0/1 mixes and long
- * segments, so the OpenMP merge path's tiles (2048 elements) switch between
+ * segments, so the OpenMP merge path's windows (OMP_WINDOW elements) switch between
  * flooding and filling, and segments and runs of empties straddle tile and
  * thread boundaries.  Mostly-unit lengths take the merge path's runs of
  * length-1 segments.  Checked with several thread counts. */
@@ -201,8 +204,8 @@ START_TEST(test_elem_mixed)
 }
 END_TEST
 
-/* Segments that end within 2 elements of every multiple of 2048 (the OpenMP
- * merge path's stream windows), some followed by an empty segment or one
+/* Segments that end within 2 elements of every multiple of OMP_WINDOW (the
+ * OpenMP merge path's stream windows), some followed by an empty segment or one
  * of length 1, over nwin windows. */
 static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
 {
@@ -211,7 +214,7 @@ static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
     size_t k = 0;
     int64_t prev = 0;
     for (size_t m = 1; m <= nwin; m++) {
-        int64_t end = 2048 * (int64_t)m + (int64_t)(m % 5) - 2;
+        int64_t end = OMP_WINDOW * (int64_t)m + (int64_t)(m % 5) - 2;
         len[k++] = end - prev;
         prev = end;
         if (m % 3 == 0)
@@ -240,14 +243,14 @@ static int64_t *short_lengths(size_t nsegs, uint64_t seed)
         size_t run = 1 + test_rand(&seed) % 7000;
         int kind = (int)(test_rand(&seed) % 4);
         if (kind == 3) {
-            /* From a window edge: 2047 ones and a segment of 3 across the next
-             * edge (the ones before it do not make a window of ones), then
-             * 2046 ones to the edge after. */
-            int64_t pad = (2048 - k % 2048) % 2048;
+            /* From a window edge: OMP_WINDOW - 1 ones and a segment of 3
+             * across the next edge (the ones before it do not make a window
+             * of ones), then OMP_WINDOW - 2 ones to the edge after. */
+            int64_t pad = (OMP_WINDOW - k % OMP_WINDOW) % OMP_WINDOW;
             if (pad > 0 && i < nsegs)
                 k += len[i++] = pad;
-            for (int64_t r = 0; r < 2047 + 1 + 2046 && i < nsegs; r++, i++)
-                k += len[i] = r == 2047 ? 3 : 1;
+            for (int64_t r = 0; r < 2 * OMP_WINDOW - 2 && i < nsegs; r++, i++)
+                k += len[i] = r == OMP_WINDOW - 1 ? 3 : 1;
             continue;
         }
         size_t broken = kind == 1 ? test_rand(&seed) % run : run;
@@ -261,7 +264,7 @@ static int64_t *short_lengths(size_t nsegs, uint64_t seed)
 }
 
 /* Outputs of 32 MiB or more are streamed by the OpenMP merge path, in
- * windows of 2048 elements: those inside one segment straight from
+ * windows of OMP_WINDOW elements: those inside one segment straight from
  * registers, the others through a buffer.  Mixed lengths (runs of ones,
  * short, empty and long segments), short lengths (the block writes and
  * windows of ones), segment ends at and beside window edges, and one huge
@@ -276,7 +279,7 @@ START_TEST(test_elem_streamed)
     int64_t *mixed = mixed_lengths(nsegs, 9, 0);
     int64_t *huge = test_gen_lengths(DIST_HUGE, 5, ((int64_t)33 << 20) / 4 + 3, 10);
     size_t nedges;
-    int64_t *edges = window_edge_lengths(((size_t)33 << 20) / 4 / 2048, &nedges);
+    int64_t *edges = window_edge_lengths(((size_t)33 << 20) / 4 / OMP_WINDOW, &nedges);
     size_t nshort = 3000000;
     int64_t *shorts = short_lengths(nshort, 11);
     int64_t *off = ref_offsets(mixed, nsegs);
