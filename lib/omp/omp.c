@@ -673,6 +673,9 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
                 i++;                                                                       \
             int64_t j;                                                                     \
             if ((int64_t)o[i + 1] >= ke) {                                                 \
+                /* and every later window inside segment i, in one go */                   \
+                int64_t end = (int64_t)o[i + 1] < k1 ? (int64_t)o[i + 1] : k1;             \
+                ke = end == k1 ? k1 : end / RG_OMP_WINDOW * RG_OMP_WINDOW;                 \
                 stream_run_##ON(out, kw, ke, i, o[i], kind);                               \
             } else if (lines &&                                                            \
                        (j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids)) >= 0) { \
