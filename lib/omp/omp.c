@@ -570,8 +570,8 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
     }
 RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
 
-/* A window kw .. ke-1 of short segments, from segment i (the one holding
- * kw), as a flood (see FLOOD), in int32 marks relative to segment i: each
+/* A window kw .. ke-1 that holds segment ends, from segment i (the one
+ * holding kw), as a flood (see FLOOD), in int32 marks relative to i: each
  * later segment s starting in the window writes s - i (parents) or
  * o[s] - o[i] (local, starts) at its start, an empty segment before the one
  * that starts where it does; a max-scan of the marks from 0 then gives
@@ -579,7 +579,8 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
  * streamed as lines.  marks is all zero on entry and on return (the scan
  * clears what it read).  The cost is a store per segment and a few
  * instructions per 16 elements, whatever the lengths: blocks of values per
- * segment (below) cost 1.5 times as much on segments of 1 to 8 elements.
+ * segment (merge_stream_short) cost 1.5 times as much on segments of 1 to
+ * 8 elements.
  * Returns the segment holding ke - 1, or -1 with nothing written where a
  * mark may not fit in int32: ids is false (some segment id of the call
  * does not fit) and the kind is parents, or segment i starts 2^31 or more
