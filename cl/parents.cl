@@ -1,6 +1,7 @@
 /* parents.cl — for every element its segment id, local index or segment start, by four strategies. */
 
-/* Build options: -DOFF_T=int|long (offsets), -DOUT_T=int|long (output).
+/* Build options: -DOFF_T=int|long (offsets), -DOUT_T=int|long (output),
+ * -DVT=merge-path steps per work-item per tile.
  * `kind` is a run-time argument rather than a build option so that one
  * program serves parents, local index and starts (fewer cold builds).
  * Offsets are valid here (the host checked them): o[0] = 0, never
@@ -95,44 +96,61 @@ kernel void seg_merge_bounds(global const OFF_T *o, ulong nsegs, ulong nelems, u
 }
 
 /* Load-balanced search: the merge path (nsegs + nelems steps) is cut into
- * tiles of `tile` steps, one work-group per tile at a time, so the work is
- * the same whatever the lengths (one huge segment, millions of empty ones).
- * The group takes where its tile starts and ends on the path from bounds,
- * copies the offsets of the segments it touches (at most tile + 1) into
- * local memory, then each work-item takes every lsize-th element of the
- * tile and finds its segment there by binary search: neighbouring
- * work-items write neighbouring elements, so the stores coalesce (a
- * work-item walking a run of the path alone would store with a stride of
- * the run's length). */
+ * tiles of `tile` = VT * (group size) steps, one work-group per tile at a
+ * time, so the work is the same whatever the lengths (one huge segment,
+ * millions of empty ones).  The group takes where its tile starts and ends
+ * on the path from bounds and copies the tile's segment ends into local
+ * memory, relative to the tile's first element (they fit an int there).
+ * Each work-item then finds where its own VT steps start by one binary
+ * search and walks them: an element step records the element's segment
+ * (relative to the tile's first) in local memory.  Last, the group writes
+ * the tile's elements from there, neighbouring work-items writing
+ * neighbouring elements, so the stores coalesce.  One search per VT steps
+ * instead of one per element, in 32-bit arithmetic: a per-element search
+ * in 64 bits made this kernel bound by its instructions on GPUs. */
 kernel void seg_merge_path(global const OFF_T *o, ulong nsegs, ulong nelems, ulong tile,
                            global const ulong *bounds, int kind, global OUT_T *out,
-                           local long *so)
+                           local int *ends, local uint *segof)
 {
     ulong steps = nsegs + nelems, ntiles = (steps + tile - 1) / tile;
-    ulong lid = get_local_id(0), lsize = get_local_size(0);
+    uint lid = get_local_id(0), lsize = get_local_size(0);
     for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
-        ulong d0 = t * tile, d1 = min(d0 + tile, steps);
-        ulong s0 = bounds[t], s1 = bounds[t + 1];
-        ulong k0 = d0 - s0, k1 = d1 - s1;
-        /* elements k0 .. k1-1 lie in segments s0 .. min(s1, nsegs - 1), and
-         * o[s0] <= k0: the segments before s0 ended before it.  A tile of
-         * segment ends only (k0 == k1) still meets both barriers: every
-         * work-item of a group must. */
-        ulong count = k0 < k1 ? min(s1, nsegs - 1) - s0 + 1 : 0;
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with so */
-        for (ulong j = lid; j < count; j += lsize)
-            so[j] = (long)o[s0 + j];
+        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1];
+        ulong k0 = d0 - s0;
+        /* The tile's ns segment ends (of segments s0 .. s1-1) and nk
+         * elements (k0 .. k0+nk-1, in segments s0 .. s1): o[s0] <= k0 <= o[s0+1]
+         * and o[s1] <= k0 + nk, so ends[j] = o[s0+1+j] - k0 lies in [0, nk]. */
+        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with ends and segof */
+        for (uint j = lid; j < ns; j += lsize)
+            ends[j] = (int)((long)o[s0 + 1 + j] - (long)k0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (ulong k = k0 + lid; k < k1; k += lsize) {
-            ulong lo = 0, hi = count; /* so[lo] <= k, and k < so[hi] where hi < count */
-            while (hi - lo > 1) {
-                ulong mid = lo + (hi - lo) / 2;
-                if (so[mid] <= (long)k)
-                    lo = mid;
-                else
-                    hi = mid;
+        /* Steps d .. dend-1 of the tile are this work-item's; e of the
+         * tile's ends lie among the first d (the merge-path search). */
+        uint d = min(lid * VT, ns + nk), dend = min(d + VT, ns + nk);
+        uint lo = d > nk ? d - nk : 0, hi = min(d, ns);
+        while (lo < hi) {
+            uint mid = (lo + hi) / 2;
+            if (ends[mid] <= (int)(d - 1 - mid))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        uint e = lo, k = d - lo;
+        for (; d < dend; d++) {
+            if (e < ns && ends[e] <= (int)k) { /* ends first on ties */
+                e++;
+            } else {
+                segof[k] = e;
+                k++;
             }
-            emit(out, k, s0 + lo, so[lo], kind);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        long first = kind == KIND_PARENTS ? 0 : (long)o[s0]; /* where segment s0 starts */
+        for (uint j = lid; j < nk; j += lsize) {
+            uint sj = segof[j];
+            long start = sj == 0 ? first : (long)k0 + ends[sj - 1];
+            emit(out, k0 + j, s0 + sj, start, kind);
         }
     }
 }

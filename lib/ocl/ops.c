@@ -13,8 +13,9 @@
 /* Elements per work-item per tile in scan.cl: a tile of 256 * 8 longs is 16 KiB of local memory. */
 #define SCAN_VT 8
 /* Merge-path tiles: MERGE_PER_ITEM path steps per work-item, MERGE_GROUP
- * work-items (fewer where the device allows fewer); the tile's offsets
- * (at most 8 * 256 + 1 longs, 16 KiB) sit in local memory. */
+ * work-items (fewer where the device allows fewer); the tile's segment
+ * ends and each element's segment (8 * 256 ints each, 16 KiB) sit in local
+ * memory. */
 #define MERGE_PER_ITEM 8
 #define MERGE_GROUP 256
 
@@ -515,9 +516,10 @@ static rg_status by_merge_path(seg_job *job)
         st = seg_kernel(job, "seg_merge_path", &k);
     if (st != RG_OK)
         return st;
-    /* A tile of MERGE_PER_ITEM path steps per work-item; its offsets (at
-     * most tile + 1) go to local memory: 16 KiB at 256 work-items.  Where
-     * each tile starts is found first, by a kernel of its own. */
+    /* A tile of MERGE_PER_ITEM path steps per work-item; its segment ends
+     * and the segment of each of its elements (at most tile of each, as
+     * ints) go to local memory: 16 KiB at 256 work-items.  Where each tile
+     * starts is found first, by a kernel of its own. */
     size_t group = k.group < MERGE_GROUP ? k.group : MERGE_GROUP;
     cl_ulong tile = (cl_ulong)group * MERGE_PER_ITEM;
     size_t steps = job->nsegs + job->nelems;
@@ -526,9 +528,11 @@ static rg_status by_merge_path(seg_job *job)
     st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
     kernel_arg bounds_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(tile),
                                 ARG(bounds)};
-    kernel_arg args[] = {ARG(job->o),    ARG(job->nsegs), ARG(job->nelems),
-                         ARG(tile),      ARG(bounds),     ARG(job->kind),
-                         ARG(job->out),  LOCAL_ARG((tile + 1) * sizeof(cl_long))};
+    kernel_arg args[] = {ARG(job->o),   ARG(job->nsegs),
+                         ARG(job->nelems), ARG(tile),
+                         ARG(bounds),   ARG(job->kind),
+                         ARG(job->out), LOCAL_ARG(tile * sizeof(cl_int)),
+                         LOCAL_ARG(tile * sizeof(cl_uint))};
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &bounds_k,
                            rg_ocl_stride_groups(tiles + 1, bounds_k.group, MAX_STRIDE_GROUPS),
@@ -573,8 +577,8 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
         return RG_OK; /* no elements, nothing to write (and no buffer to write to) */
     seg_job job = {out->ctx, rg_ocl_mem_in(offsets), rg_ocl_mem_of(out), offsets->length - 1, out->length,
                    (cl_int)kind, ""};
-    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s", cl_type(offsets->dtype),
-             cl_type(out->dtype));
+    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s -DVT=%d",
+             cl_type(offsets->dtype), cl_type(out->dtype), MERGE_PER_ITEM);
     switch (strategy) {
     case RG_STRATEGY_BSEARCH: return by_bsearch(&job);
     case RG_STRATEGY_PER_SEGMENT: return by_segment(&job);
