@@ -4,11 +4,16 @@
  * sum and prod (ulong for integers: wrapping without UB; the float type for
  * floats), -DIS_FLOAT=0|1, -DT_MIN / -DT_MAX (identities of max and min),
  * -DVT=merge-path steps per work-item per tile, -DNEED_FP64 when double is
- * used.  The op is the run-time argument `op` (rg_reduce_op's numbers), so
- * one program per dtype serves every op: cold builds are slow (about a
- * second each on PoCL), and the branches on op are uniform, tested per
- * element against a value every work-item shares.  Offsets are int or long,
- * chosen at run time by `wide` for the same reason.  Indices are 64-bit. */
+ * used, and -DCLASS=0|1, the class of ops the program serves: 0 sum and
+ * prod, whose running state is the accumulator alone, 1 the others, whose
+ * state is a value and a position or count.  Within a class the op is the
+ * run-time argument `op` (rg_reduce_op's numbers), so two programs per
+ * dtype serve every op: cold builds are slow (about a second each on
+ * PoCL), and the branches on op are uniform.  The classes are separate
+ * programs because carrying the wider state of the second through a sum
+ * (and through the work-group scans of merge path) costs on GPUs.
+ * Offsets are int or long, chosen at run time by `wide` for the same
+ * reason.  Indices are 64-bit in global memory, 32-bit within a tile. */
 
 #ifdef NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -34,12 +39,43 @@
 #define IS_NAN(x) 0
 #endif
 
-/* The running state of one segment.  a: the sum or product.  v: the
- * extreme so far.  i: min/max/argmin/argmax, the position of v (-1 while
- * nothing has been seen); count_nonzero/any/all, the count of nonzero
- * elements (any is count > 0, all is count == length). */
+#define CLASS_ARITH 0
+#define CLASS_INDEXED 1
+
+#if CLASS == CLASS_ARITH
+
+/* The running state of one segment: its sum or product. */
+typedef ACC acc_t;
+
+acc_t ident(int op)
+{
+    return op == OP_PROD ? (ACC)1 : (ACC)0;
+}
+
+/* a then b, where a holds earlier elements. */
+acc_t combine(acc_t a, acc_t b, int op)
+{
+    return op == OP_PROD ? a * b : a + b;
+}
+
+acc_t fold(acc_t a, T x, long k, int op)
+{
+    return combine(a, (ACC)x, op);
+}
+
+/* Writes the final value of segment seg to out, an array of ACC. */
+void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
+{
+    ((global ACC *)out)[seg] = a;
+}
+
+#else
+
+/* The running state of one segment.  v: the extreme so far.  i:
+ * min/max/argmin/argmax, the position of v (-1 while nothing has been
+ * seen); count_nonzero/any/all, the count of nonzero elements (any is
+ * count > 0, all is count == length). */
 typedef struct {
-    ACC a;
     T v;
     long i;
 } acc_t;
@@ -48,7 +84,6 @@ typedef struct {
 acc_t ident(int op)
 {
     acc_t r;
-    r.a = op == OP_PROD ? (ACC)1 : (ACC)0;
     r.v = IS_MAX(op) ? (T)(T_MIN) : (T)(T_MAX);
     r.i = IS_EXTREME(op) ? -1 : 0;
     return r;
@@ -66,18 +101,12 @@ bool takes_over(acc_t a, acc_t b, int op)
 }
 
 /* a then b, where a holds earlier elements.  Associative, so any grouping
- * of an ordered sequence gives the same answer (up to float rounding in sum
- * and prod). */
+ * of an ordered sequence gives the same answer. */
 acc_t combine(acc_t a, acc_t b, int op)
 {
-    if (op == OP_SUM)
-        a.a += b.a;
-    else if (op == OP_PROD)
-        a.a *= b.a;
-    else if (IS_EXTREME(op))
-        a = takes_over(a, b, op) ? b : a;
-    else
-        a.i += b.i;
+    if (IS_EXTREME(op))
+        return takes_over(a, b, op) ? b : a;
+    a.i += b.i;
     return a;
 }
 
@@ -85,7 +114,6 @@ acc_t combine(acc_t a, acc_t b, int op)
 acc_t fold(acc_t a, T x, long k, int op)
 {
     acc_t b;
-    b.a = (ACC)x;
     b.v = x;
     b.i = IS_EXTREME(op) ? k : (long)(x != (T)0); /* NaN != 0: nonzero, as in numpy */
     return combine(a, b, op);
@@ -95,9 +123,7 @@ acc_t fold(acc_t a, T x, long k, int op)
  * rg_reduce_dtype(op, T). */
 void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
 {
-    if (op == OP_SUM || op == OP_PROD)
-        ((global ACC *)out)[seg] = a.a;
-    else if (op == OP_MIN || op == OP_MAX)
+    if (op == OP_MIN || op == OP_MAX)
         ((global T *)out)[seg] = a.v;
     else if (op == OP_ARGMIN || op == OP_ARGMAX)
         ((global long *)out)[seg] = a.i < 0 ? -1L : a.i - start;
@@ -106,6 +132,8 @@ void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
     else
         out[seg] = op == OP_ANY ? a.i > 0 : a.i == end - start;
 }
+
+#endif
 
 /* Offsets are int (wide == 0) or long. */
 #define OFF(i) (wide ? o64[(i)] : (long)o32[(i)])
@@ -152,10 +180,10 @@ typedef struct {
     int closed; /* whether the chunk closes any segment (else head is unused) */
 } chunk_t;
 
-/* The host allocates CHUNK_BYTES per chunk and sizeof(acc_t) <= ACC_BYTES
- * per work-item of local memory: keep them in step. */
+/* The host allocates CHUNK_BYTES per chunk and ACC_BYTES per work-item of
+ * local memory for acc_t: keep them in step with lib/ocl/reduce.c. */
 #define CHUNK_BYTES 64
-#define ACC_BYTES 32
+#define ACC_BYTES (CLASS == CLASS_ARITH ? 8 : 16)
 typedef char chunk_fits[sizeof(chunk_t) <= CHUNK_BYTES ? 1 : -1];
 typedef char acc_fits[sizeof(acc_t) <= ACC_BYTES ? 1 : -1];
 
@@ -224,67 +252,71 @@ acc_t group_segscan(acc_t y, int f, int op, local acc_t *sacc, local int *sflag,
     return before;
 }
 
-/* One work-group per chunk of `chunk` steps (whole tiles of VT * group
- * steps).  stage holds a tile's offsets and elements: at most tile + 1
- * longs, since the tile's segment ends and elements add up to its steps. */
+/* Local arrays are read at a stride of about VT words in the walk below;
+ * one pad word after every 16 spreads those reads over the banks (a stride
+ * of 8 doubles would otherwise hit 2 of 16 bank pairs).  The host sizes
+ * them PADDED(tile): keep in step with lib/ocl/reduce.c. */
+#define PAD(j) ((j) + ((j) >> 4))
+
+/* One work-group per chunk of tiles_per_chunk tiles of VT * group steps.
+ * ends holds a tile's segment ends relative to its first element (at most
+ * tile of them, each in [0, tile]: ints), sx its elements. */
 kernel void reduce_chunks(global const T *x, global const int *o32, global const long *o64,
-                          int wide, ulong nsegs, ulong nelems, ulong chunk,
+                          int wide, ulong nsegs, ulong nelems, ulong tiles_per_chunk,
                           global const ulong *bounds, int op, global uchar *out,
                           global chunk_t *chunks, local acc_t *sacc, local int *sflag,
-                          local long *stage)
+                          local int *ends, local T *sx)
 {
-    size_t lid = get_local_id(0), group = get_local_size(0);
-    ulong steps = nsegs + nelems, tile = group * VT;
-    ulong cbegin = get_group_id(0) * chunk, cend = min(cbegin + chunk, steps);
+    uint lid = get_local_id(0), group = get_local_size(0);
+    ulong steps = nsegs + nelems, tile = group * VT, ntiles = (steps + tile - 1) / tile;
+    ulong t = get_group_id(0) * tiles_per_chunk, tend = min(t + tiles_per_chunk, ntiles);
     acc_t carry = ident(op);  /* the open segment's partial, from earlier tiles */
-    int chunk_closed = 0;       /* whether an earlier tile closed a segment */
-    for (ulong tbegin = cbegin; tbegin < cend; tbegin += tile) {
-        ulong tend = min(tbegin + tile, cend);
-        ulong s0 = bounds[tbegin / tile], s1 = bounds[tbegin / tile + 1];
-        ulong k0 = tbegin - s0, k1 = tend - s1;
-        /* so[j] = o[s0 + j] for j = 0 .. s1 - s0 (s1 <= nsegs), then the
-         * elements k0 .. k1-1: the segments s0 .. s1 cover them. */
-        local long *so = stage;
-        local T *sx = (local T *)(stage + (s1 - s0 + 1));
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with stage */
-        for (ulong j = lid; j <= s1 - s0; j += group)
-            so[j] = OFF(s0 + j);
-        for (ulong k = k0 + lid; k < k1; k += group)
-            sx[k - k0] = x[k];
+    int chunk_closed = 0;     /* whether an earlier tile closed a segment */
+    for (; t < tend; t++) {
+        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1], k0 = d0 - s0;
+        /* ns ends (of segments s0 .. s1-1) and nk elements k0 .. k0+nk-1,
+         * which lie in segments s0 .. s1; o[s0] <= k0 <= o[s0+1]. */
+        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with ends and sx */
+        for (uint j = lid; j < ns; j += group)
+            ends[PAD(j)] = (int)(OFF(s0 + 1 + j) - (long)k0);
+        for (uint j = lid; j < nk; j += group)
+            sx[PAD(j)] = x[k0 + j];
+#if CLASS == CLASS_INDEXED
+        long first = OFF(s0); /* where segment s0 starts: argmin's and all's need */
+#else
+        long first = 0;
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        /* This work-item's steps d .. dend-1 start in segment seg: the ends
-         * among the first d steps, searched in [s0, s1] like path_search. */
-        ulong d = min(tbegin + lid * VT, tend), dend = min(d + VT, tend);
-        ulong lo = s0, hi = s1;
+        /* Steps d .. dend-1 of the tile are this work-item's; e of the
+         * tile's ends lie among the first d (the merge-path search). */
+        uint d = min(lid * VT, ns + nk), dend = min(d + VT, ns + nk);
+        uint lo = d > nk ? d - nk : 0, hi = min(d, ns);
         while (lo < hi) {
-            ulong mid = lo + (hi - lo) / 2;
-            if (so[mid + 1 - s0] <= (long)d - 1 - (long)mid)
+            uint mid = (lo + hi) / 2;
+            if (ends[PAD(mid)] <= (int)(d - 1 - mid))
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        ulong seg = lo, k = d - seg;
-
-        ulong head_seg = seg;
+        uint e = lo, k = d - lo, head_e = e;
         acc_t acc = ident(op), head = acc;
         int closed = 0;
-        /* The tile holds s1 - s0 ends: past the last, every step is an element. */
-        long start = so[seg - s0];
-        long end = seg < s1 ? so[seg + 1 - s0] : LONG_MAX;
+        /* Past the tile's last end every step is an element. */
+        int end = e < ns ? ends[PAD(e)] : INT_MAX;
         for (; d < dend; d++) {
-            if (end <= (long)k) { /* segment seg ends here */
+            if (end <= (int)k) { /* segment s0 + e ends here (ends first on ties) */
                 if (closed)
-                    store(out, seg, acc, start, end, op);
+                    store(out, s0 + e, acc, (long)k0 + ends[PAD(e - 1)], (long)k0 + end, op);
                 else
                     head = acc;
                 closed = 1;
                 acc = ident(op);
-                seg++;
-                start = end;
-                end = seg < s1 ? so[seg + 1 - s0] : LONG_MAX;
+                e++;
+                end = e < ns ? ends[PAD(e)] : INT_MAX;
             } else {
-                acc = fold(acc, sx[k - k0], (long)k, op);
+                acc = fold(acc, sx[PAD(k)], (long)(k0 + k), op);
                 k++;
             }
         }
@@ -300,11 +332,13 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
             before = carry;
         if (closed) {
             acc_t h = combine(before, head, op);
+            ulong head_seg = s0 + head_e;
             if (!closed_before && !chunk_closed) {
                 chunks[get_group_id(0)].head = h; /* may continue an earlier chunk */
                 chunks[get_group_id(0)].head_seg = (long)head_seg;
             } else {
-                store(out, head_seg, h, so[head_seg - s0], so[head_seg + 1 - s0], op);
+                long hstart = head_e == 0 ? first : (long)k0 + ends[PAD(head_e - 1)];
+                store(out, head_seg, h, hstart, (long)k0 + ends[PAD(head_e)], op);
             }
         }
         carry = total;

@@ -6,20 +6,23 @@
 
 #include "ocl.h"
 
-/* Merge-path steps per work-item per tile (VT of reduce.cl).  8 keeps a
- * tile's staged offsets and elements (at most tile + 1 longs) at 16 KiB of
- * local memory for 256 items. */
+/* Merge-path steps per work-item per tile (VT of reduce.cl). */
 #define REDUCE_VT 8
-/* Bytes per chunk record and per work-item accumulator; reduce.cl refuses to
- * build if its structs outgrow them. */
+/* A tile's staged ends and elements, with reduce.cl's pad word after every 16. */
+#define PADDED(n) ((n) + (n) / 16 + 1)
+/* Bytes per chunk record and per work-item accumulator (by class of op);
+ * reduce.cl refuses to build if its structs outgrow them. */
 #define CHUNK_BYTES 64
-#define ACC_BYTES 32
-/* Chunks per compute unit: enough work-groups to hide memory latency, few
- * enough that the combining pass stays one small work-group. */
-#define CHUNKS_PER_UNIT 8
+#define ACC_BYTES(cls) ((cls) == CLASS_ARITH ? 8 : 16)
+enum { CLASS_ARITH, CLASS_INDEXED }; /* CLASS of reduce.cl */
+/* Chunks per compute unit.  Every chunk is the same work, so a launch of
+ * barely more chunks than fit on the device at once takes two rounds for
+ * the time of one: 32 per unit keeps that rounding loss under about 10%
+ * wherever 4 to 8 work-groups fit on a unit. */
+#define CHUNKS_PER_UNIT 32
 /* Chunk records per work-item of reduce_fixup; bounds the chunk count at
  * group * FIXUP_PER_ITEM. */
-#define FIXUP_PER_ITEM 4
+#define FIXUP_PER_ITEM 32
 /* Grid-stride caps of the per-segment and bounds kernels. */
 #define MAX_SEGMENT_GROUPS 65536
 #define MAX_BOUNDS_GROUPS 65536
@@ -56,7 +59,7 @@ static const cl_dtype *cl_dtype_of(rg_dtype t)
 typedef struct reduce_job {
     rg_context *ctx;
     cl_mem x, o32, o64, out;
-    cl_int wide, op;
+    cl_int wide, op, cls;
     cl_ulong nsegs, nelems;
     size_t elem_size;
     char options[256];
@@ -107,27 +110,35 @@ static rg_status by_merge_path(const reduce_job *job)
         most = 1;
     size_t nchunks = tiles < most ? tiles : most;
     size_t tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
-    cl_ulong chunk = tiles_per_chunk * tile, tile64 = tile;
-    nchunks = steps / chunk + (steps % chunk != 0);
+    cl_ulong tpc = tiles_per_chunk, tile64 = tile;
+    nchunks = tiles / tiles_per_chunk + (tiles % tiles_per_chunk != 0);
     cl_ulong nchunks64 = nchunks, per_item = nchunks / group + (nchunks % group != 0);
+    size_t acc_bytes = ACC_BYTES(job->cls);
 
     cl_mem records = NULL, bounds = NULL;
     kernel_arg bounds_args[] = {ARG(job->o32),    ARG(job->o64), ARG(job->wide),
                                 ARG(job->nsegs),  ARG(job->nelems), ARG(tile64),
                                 ARG(bounds)};
-    kernel_arg chunk_args[] = {ARG(job->x),      ARG(job->o32),
-                               ARG(job->o64),    ARG(job->wide),
-                               ARG(job->nsegs),  ARG(job->nelems),
-                               ARG(chunk),       ARG(bounds),
-                               ARG(job->op),     ARG(job->out),
-                               ARG(records),     LOCAL_ARG(group * ACC_BYTES),
+    kernel_arg chunk_args[] = {ARG(job->x),
+                               ARG(job->o32),
+                               ARG(job->o64),
+                               ARG(job->wide),
+                               ARG(job->nsegs),
+                               ARG(job->nelems),
+                               ARG(tpc),
+                               ARG(bounds),
+                               ARG(job->op),
+                               ARG(job->out),
+                               ARG(records),
+                               LOCAL_ARG(group * acc_bytes),
                                LOCAL_ARG(group * sizeof(cl_int)),
-                               LOCAL_ARG((tile + 1) * sizeof(cl_long))};
+                               LOCAL_ARG(PADDED(tile) * sizeof(cl_int)),
+                               LOCAL_ARG(PADDED(tile) * job->elem_size)};
     kernel_arg fixup_args[] = {ARG(job->o32),     ARG(job->o64),
                                ARG(job->wide),    ARG(nchunks64),
                                ARG(per_item),     ARG(job->op),
                                ARG(job->out),     ARG(records),
-                               LOCAL_ARG(group * ACC_BYTES),
+                               LOCAL_ARG(group * acc_bytes),
                                LOCAL_ARG(group * sizeof(cl_int))};
     st = rg_ocl_temp_buffer(job->ctx, nchunks * CHUNK_BYTES, &records);
     if (st == RG_OK)
@@ -160,6 +171,8 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
                       .out = rg_ocl_mem_of(out),
                       .wide = offsets->dtype == RG_INT64,
                       .op = (cl_int)op, /* reduce.cl's OP_* are rg_reduce_op's numbers */
+                      .cls = op == RG_REDUCE_SUM || op == RG_REDUCE_PROD ? CLASS_ARITH
+                                                                         : CLASS_INDEXED,
                       .nsegs = offsets->length - 1,
                       .nelems = content->length,
                       .elem_size = rg_dtype_size(content->dtype)};
@@ -170,8 +183,8 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
         job.o32 = rg_ocl_mem_in(offsets);
     bool fp64 = content->dtype == RG_FLOAT64;
     snprintf(job.options, sizeof job.options,
-             "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d%s", t->type, t->acc,
-             t->is_float, t->min, t->max, REDUCE_VT,
+             "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d%s", t->type,
+             t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
              fp64 ? " -DNEED_FP64" : "");
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
