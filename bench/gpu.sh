@@ -69,25 +69,33 @@ bench() {
         --csv "${f%.txt}.csv" "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
 }
 
+# Seconds since the start, per step, into steps.txt (device time is scarce).
+t0=$(date +%s)
+step() { echo "$1 $(($(date +%s) - t0)) s" >> "$out/steps.txt"; }
 tree=$(build_tarball "$dir"/ragged-*.tar.gz)
 base=
 for t in "$dir"/base/ragged-*.tar.gz; do
     if [ -f "$t" ]; then base=$(build_tarball "$t"); fi
 done
+step built
 cd "$tree"
 bench "$tree" "$out/bench.txt" --dump "$out/data"
+step bench
 if [ -n "$base" ]; then
     bench "$base" "$out/bench-base.txt"
     bench "$tree" "$out/bench-again.txt"
+    step "bench base and again"
 fi
 if [ "${CUPY:-1}" != 0 ]; then
     python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
         --csv "$out/cupy.csv" > "$out/cupy.txt" 2>&1 || echo "compare_gpu failed: $?" >> "$out/cupy.txt"
+    step cupy
 fi
 status=0
 if [ "${CHECK:-1}" != 0 ]; then
     make check -j"$(nproc)" > "$out/check.txt" 2>&1 || status=$?
     cat tests/*.log >> "$out/check.txt" 2>/dev/null || true
+    step check
 fi
 rm -rf "$out/data"
 grep -E "^# (PASS|FAIL|ERROR)" "$out/check.txt" 2>/dev/null || true
