@@ -32,25 +32,33 @@ ulong sat_add(ulong a, ulong b)
 }
 
 #define MIN_OP(a, b) min((a), (b))
+#define MAX_OP(a, b) max((a), (b))
 GROUP_REDUCE(group_min, long, MIN_OP)
+GROUP_REDUCE(group_max, long, MAX_OP)
 GROUP_REDUCE(group_sat_sum, ulong, sat_add)
 
-/* group_bad[g] = the smallest i of group g's share with
- * (i == 0 ? o[0] != 0 : o[i] < o[i-1]), or LONG_MAX. */
-kernel void offsets_check(global const IN_T *o, ulong n, local long *buf,
-                          global long *group_bad)
+/* With G groups: out[g] = the smallest i of group g's share with
+ * (i == 0 ? o[0] != 0 : o[i] < o[i-1]), or LONG_MAX; out[G + g] = the
+ * longest segment o[i] - o[i-1] of the share (meaningful only when no
+ * group found a bad index), which the GPU heuristics use. */
+kernel void offsets_check(global const IN_T *o, ulong n, local long *buf, global long *out)
 {
-    long bad = NONE;
+    long bad = NONE, longest = 0;
     /* Indices rise along the stride: the first hit is this work-item's smallest. */
     for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
         if (i == 0 ? o[0] != 0 : o[i] < o[i - 1]) {
             bad = (long)i;
             break;
         }
+        if (i > 0)
+            longest = max(longest, (long)o[i] - (long)o[i - 1]);
     }
     bad = group_min(bad, buf);
-    if (get_local_id(0) == 0)
-        group_bad[get_group_id(0)] = bad;
+    longest = group_max(longest, buf);
+    if (get_local_id(0) == 0) {
+        out[get_group_id(0)] = bad;
+        out[get_num_groups(0) + get_group_id(0)] = longest;
+    }
 }
 
 /* lengths[i] = o[i+1] - o[i] for i < nsegs. */
@@ -60,12 +68,12 @@ kernel void lengths(global const IN_T *o, ulong nsegs, global OUT_T *out)
         out[i] = (OUT_T)((long)o[i + 1] - (long)o[i]);
 }
 
-/* Per group: the smallest index of a negative length (or LONG_MAX) and the
- * saturated sum of the non-negative ones (negatives make the total moot). */
-kernel void lengths_total(global const IN_T *len, ulong n, local long *buf,
-                          global long *group_bad, global ulong *group_sum)
+/* With G groups, per group g: out[g] = the smallest index of a negative
+ * length (or LONG_MAX), out[G + g] = the saturated sum of the non-negative
+ * ones (negatives make the total moot), out[2G + g] = the longest. */
+kernel void lengths_total(global const IN_T *len, ulong n, local long *buf, global long *out)
 {
-    long bad = NONE;
+    long bad = NONE, longest = 0;
     ulong sum = 0;
     for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
         long v = len[i];
@@ -73,12 +81,16 @@ kernel void lengths_total(global const IN_T *len, ulong n, local long *buf,
             bad = min(bad, (long)i);
         else
             sum = sat_add(sum, (ulong)v);
+        longest = max(longest, v);
     }
     bad = group_min(bad, buf);
     sum = group_sat_sum(sum, (local ulong *)buf);
+    longest = group_max(longest, buf);
     if (get_local_id(0) == 0) {
-        group_bad[get_group_id(0)] = bad;
-        group_sum[get_group_id(0)] = sum;
+        size_t g = get_group_id(0), groups = get_num_groups(0);
+        out[g] = bad;
+        ((global ulong *)out)[groups + g] = sum;
+        out[2 * groups + g] = longest;
     }
 }
 

@@ -233,7 +233,10 @@ RG_API const char *rg_strategy_name(rg_strategy strategy);
 /* The strategy RG_STRATEGY_AUTO takes for this context and size, and (if
  * why is not NULL) a static sentence saying why: merge path on OpenMP;
  * per-segment on OpenCL CPU devices (measured fastest there); merge path on
- * GPUs and accelerators. */
+ * GPUs and accelerators.  On a GPU or accelerator, RG_STRATEGY_AUTO itself
+ * also knows the longest segment where the offsets passed their check on
+ * the device (or were made there by rg_offsets_from_lengths), and takes
+ * per-segment when no segment is longer than 1 element. */
 RG_API rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
                                       const char **why);
 
@@ -584,7 +587,11 @@ RG_API const char *rg_reduce_policy_name(rg_reduce_policy policy);
  * every length distribution, one huge segment included.  Elsewhere
  * per-segment is not chosen for content: without reading every length (a
  * pass as costly as the reduction when segments are short) one huge segment
- * cannot be ruled out, and it would run on one work-item. */
+ * cannot be ruled out, and it would run on one work-item.  On a GPU or
+ * accelerator, RG_REDUCE_POLICY_AUTO itself also knows the longest segment
+ * where the offsets passed their check on the device (or were made there by
+ * rg_offsets_from_lengths: that check reads every offset anyway), and takes
+ * per-segment when no segment is longer than 64 elements. */
 RG_API rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs,
                                                 size_t nelems, const char **why);
 

@@ -224,6 +224,12 @@ void rg_array_offsets_known(const rg_array *a, int64_t last)
     rg_array *m = (rg_array *)a;
     m->offsets_ok = true;
     m->offsets_last = last;
+    m->offsets_longest = -1;
+}
+
+void rg_array_offsets_longest(const rg_array *a, int64_t longest)
+{
+    ((rg_array *)a)->offsets_longest = longest;
 }
 
 /* ---- transfer counters ---------------------------------------------------- */

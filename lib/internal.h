@@ -39,14 +39,19 @@ typedef struct rg_ops {
     rg_status (*finish)(rg_context *ctx);
 
     /* *first_bad = the smallest i with (i == 0 ? o[0] != 0 : o[i] < o[i-1]),
-     * or -1 when there is none.  offsets has at least one element. */
-    rg_status (*offsets_check)(const rg_array *offsets, int64_t *first_bad);
+     * or -1 when there is none.  offsets has at least one element.  Where
+     * there is none, *longest = the largest o[i+1] - o[i] (0 without
+     * segments), or -1 where the backend does not compute it. */
+    rg_status (*offsets_check)(const rg_array *offsets, int64_t *first_bad, int64_t *longest);
     /* lengths[i] = o[i+1] - o[i]. */
     rg_status (*lengths)(rg_array *lengths, const rg_array *offsets);
     /* *first_negative = smallest i with lengths[i] < 0 or -1; *total = sum of
      * the non-negative lengths, saturated at UINT64_MAX, so that a total
-     * above INT64_MAX means overflow and INT64_MAX itself still fits. */
-    rg_status (*lengths_total)(const rg_array *lengths, int64_t *first_negative, uint64_t *total);
+     * above INT64_MAX means overflow and INT64_MAX itself still fits;
+     * *longest = the largest length, or -1 where the backend does not
+     * compute it. */
+    rg_status (*lengths_total)(const rg_array *lengths, int64_t *first_negative, uint64_t *total,
+                               int64_t *longest);
     /* offsets[0] = 0, offsets[i+1] = offsets[i] + lengths[i]; lengths are
      * non-negative and the total fits offsets' dtype. */
     rg_status (*offsets_from_lengths)(rg_array *offsets, const rg_array *lengths);
@@ -153,6 +158,10 @@ struct rg_array {
      * read and, on a device, no round trip. */
     bool offsets_ok;
     int64_t offsets_last;
+    /* With offsets_ok: the longest segment where the check (or the lengths
+     * the offsets were made from) measured it, else -1.  Lets the GPU
+     * heuristics take one work-item per segment when no segment is long. */
+    int64_t offsets_longest;
 };
 
 /* ---- the array layer (array.c) ---- */
@@ -163,6 +172,8 @@ RG_HIDDEN void rg_array_changed(const rg_array *a);
 /* a now holds valid offsets ending at last (the check passed, or the
  * library made them so). */
 RG_HIDDEN void rg_array_offsets_known(const rg_array *a, int64_t last);
+/* After rg_array_offsets_known: the longest segment of a, as measured. */
+RG_HIDDEN void rg_array_offsets_longest(const rg_array *a, int64_t longest);
 
 /* Before a kernel reads or writes a: uploads the host mirror's changed range. */
 RG_HIDDEN rg_status rg_array_sync_device(const rg_array *a);
@@ -228,5 +239,14 @@ RG_HIDDEN void rg_array_trim(rg_array *a, size_t length);
  * content_length; the messages name fn. */
 RG_HIDDEN rg_status rg_check_offsets_for(rg_context *ctx, const rg_array *offsets,
                                          size_t content_length, const char *fn);
+
+/* rg_strategy_choose and rg_reduce_policy_choose knowing the longest
+ * segment (-1: unknown), as the auto strategy and policy do when the
+ * offsets passed the check on this context's device. */
+RG_HIDDEN rg_strategy rg_strategy_pick(const rg_context *ctx, size_t nsegs, size_t nelems,
+                                       int64_t longest, const char **why);
+RG_HIDDEN rg_reduce_policy rg_reduce_policy_pick(const rg_context *ctx, size_t nsegs,
+                                                 size_t nelems, int64_t longest,
+                                                 const char **why);
 
 #endif /* RAGGED_INTERNAL_H */

@@ -27,8 +27,8 @@ rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nel
         *nelems = offsets->offsets_last;
         return RG_OK;
     }
-    int64_t bad = -1, value = 0, before = 0;
-    rg_status st = ctx->ops->offsets_check(offsets, &bad);
+    int64_t bad = -1, value = 0, before = 0, longest = -1;
+    rg_status st = ctx->ops->offsets_check(offsets, &bad, &longest);
     if (st == RG_OK && bad >= 0)
         st = rg_read_index(offsets, (size_t)bad, &value);
     if (st == RG_OK && bad > 0)
@@ -45,8 +45,10 @@ rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nel
                             fn, (long long)bad, (long long)bad, (long long)value,
                             (long long)(bad - 1), (long long)before);
     st = rg_read_index(offsets, offsets->length - 1, nelems);
-    if (st == RG_OK)
+    if (st == RG_OK) {
         rg_array_offsets_known(offsets, *nelems);
+        rg_array_offsets_longest(offsets, longest);
+    }
     return st;
 }
 
@@ -124,10 +126,10 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
         st = rg_check_index_array(ctx, offsets, fn, "offsets");
     if (st == RG_OK)
         st = rg_check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
-    int64_t negative = -1, value = 0;
+    int64_t negative = -1, value = 0, longest = 0;
     uint64_t total = 0;
     if (st == RG_OK && lengths->length > 0)
-        st = ctx->ops->lengths_total(lengths, &negative, &total);
+        st = ctx->ops->lengths_total(lengths, &negative, &total, &longest);
     if (st == RG_OK && negative >= 0) {
         st = rg_read_index(lengths, (size_t)negative, &value);
         if (st == RG_OK)
@@ -147,8 +149,10 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
     } else {
         st = ctx->ops->offsets_from_lengths(offsets, lengths);
     }
-    if (st == RG_OK) /* non-negative lengths that fit: valid by construction */
+    if (st == RG_OK) { /* non-negative lengths that fit: valid by construction */
         rg_array_offsets_known(offsets, (int64_t)total);
+        rg_array_offsets_longest(offsets, longest);
+    }
     return st;
 }
 
@@ -177,7 +181,7 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
     if (st != RG_OK)
         return st;
     if (strategy == RG_STRATEGY_AUTO)
-        strategy = rg_strategy_choose(ctx, nsegs, (size_t)nelems, NULL);
+        strategy = rg_strategy_pick(ctx, nsegs, (size_t)nelems, offsets->offsets_longest, NULL);
     if (nelems > 0) {
         rg_array_changed(out);
         st = ctx->ops->elem_segments(out, offsets, strategy, kind);

@@ -65,8 +65,15 @@ rg_dtype rg_reduce_dtype(rg_reduce_op op, rg_dtype in)
     return 0;
 }
 
-rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
-                                         const char **why)
+/* On a GPU one work-item per segment beats merge path where no segment is
+ * longer than this (H100, 2^27 float64 sums: lengths 1..8 0.55 against
+ * 0.93 ms, 0..15 0.59 against 0.97, all 1 1.11 against 2.09; lengths
+ * 1..199 tied, 0.61 against 0.63).  A longer segment holds its whole warp
+ * back, and one huge one runs on one work-item. */
+#define GPU_PER_SEGMENT_LONGEST 64
+
+rg_reduce_policy rg_reduce_policy_pick(const rg_context *ctx, size_t nsegs, size_t nelems,
+                                       int64_t longest, const char **why)
 {
     const char *reason;
     rg_reduce_policy p;
@@ -84,6 +91,10 @@ rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs, si
         p = RG_REDUCE_POLICY_PER_SEGMENT;
         reason = "no content: every segment is empty, so one work-item per segment writes "
                  "the identity without a search or a combining pass";
+    } else if (longest >= 0 && longest <= GPU_PER_SEGMENT_LONGEST) {
+        p = RG_REDUCE_POLICY_PER_SEGMENT;
+        reason = "GPU, no segment longer than 64 elements (known from the offsets check): "
+                 "one work-item per segment needs no search and no combining pass";
     } else {
         p = RG_REDUCE_POLICY_MERGE_PATH;
         reason = "GPU: merge path gives every work-group an equal share of elements + "
@@ -94,6 +105,12 @@ rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs, si
     if (why)
         *why = reason;
     return p;
+}
+
+rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
+                                         const char **why)
+{
+    return rg_reduce_policy_pick(ctx, nsegs, nelems, -1, why);
 }
 
 /* content exists, belongs to ctx and has a known dtype; out has op's dtype. */
@@ -139,7 +156,8 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
         return st;
     size_t nsegs = offsets->length - 1;
     if (policy == RG_REDUCE_POLICY_AUTO)
-        policy = rg_reduce_policy_choose(ctx, nsegs, content->length, NULL);
+        policy = rg_reduce_policy_pick(ctx, nsegs, content->length, offsets->offsets_longest,
+                                       NULL);
     if (nsegs > 0) {
         rg_array_changed(out);
         /* Counts need only the offsets: the lengths primitive writes them. */

@@ -15,11 +15,20 @@ const char *rg_strategy_name(rg_strategy strategy)
     return "unknown";
 }
 
-rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
-                               const char **why)
+/* Per-segment beats merge path on a GPU only where every segment has at
+ * most this many elements: one work-item per segment then stores its
+ * element beside its neighbours' (H100, 2^27 all-length-1: 0.76 against
+ * 1.01 ms).  At 1 to 8 elements a work-item's stores are already spread
+ * out and merge path won (0.67 against 1.54 ms). */
+#define GPU_PER_SEGMENT_LONGEST 1
+
+rg_strategy rg_strategy_pick(const rg_context *ctx, size_t nsegs, size_t nelems,
+                             int64_t longest, const char **why)
 {
     const char *reason;
     rg_strategy s;
+    (void)nsegs;
+    (void)nelems;
     if (ctx && ctx->device_kind == RG_DEVICE_CPU && ctx->backend == RG_BACKEND_OPENCL) {
         s = RG_STRATEGY_PER_SEGMENT;
         reason = "OpenCL on a CPU: one work-item per segment measured 2.2 to 6.6 times faster "
@@ -29,14 +38,18 @@ rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelem
         reason = "CPU: each thread takes an equal share of elements + segments and walks "
                  "them in order, so skewed lengths (one huge segment, many empty ones) cannot "
                  "unbalance the threads";
+    } else if (longest >= 0 && longest <= GPU_PER_SEGMENT_LONGEST) {
+        s = RG_STRATEGY_PER_SEGMENT;
+        reason = "GPU, no segment longer than one element (known from the offsets check): one "
+                 "work-item per segment stores like a copy, faster than merge path's two "
+                 "steps per element";
     } else {
         /* Measured on an NVIDIA H100 at 2^27 elements (BENCHMARKS.md): the
          * tiled merge path was the fastest or within 1.1x of it on every
-         * distribution but all-length-1, where one work-item per segment
-         * was 1.6x faster; per-segment cannot be picked without reading
-         * every length (one huge segment would run on one work-item:
-         * 1500x slower).  Binary search tied on one segment and was 3.6x
-         * slower on 1323 long ones. */
+         * distribution but all-length-1 (taken above when the lengths are
+         * known); per-segment on one huge segment took 610 ms against
+         * 0.36.  Binary search tied on one segment and was 3.6x slower on
+         * 1323 long ones. */
         s = RG_STRATEGY_MERGE_PATH;
         reason = "GPU: tiled merge path gives every work-group an equal share of elements + "
                  "segments, whatever the skew, and its stores coalesce";
@@ -44,4 +57,10 @@ rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelem
     if (why)
         *why = reason;
     return s;
+}
+
+rg_strategy rg_strategy_choose(const rg_context *ctx, size_t nsegs, size_t nelems,
+                               const char **why)
+{
+    return rg_strategy_pick(ctx, nsegs, nelems, -1, why);
 }

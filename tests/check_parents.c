@@ -57,7 +57,7 @@ static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_stra
 
         ck_assert_msg(is_concrete(used), "%s: used = %d", label, (int)used);
         rg_strategy expect = strategy != RG_STRATEGY_AUTO ? strategy
-                                                          : rg_strategy_choose(ctx, nsegs, nelems, NULL);
+                                                          : test_expect_strategy(ctx, off, nsegs);
         ck_assert_msg(used == expect, "%s: used %s, expected %s", label, rg_strategy_name(used),
                       rg_strategy_name(expect));
 

@@ -273,9 +273,7 @@ static void check_op(rg_context *ctx, rg_array *content, const void *xh, rg_arra
     if (st != RG_OK)
         ck_abort_msg("%s: %d (%s) %s", label, (int)st, rg_strerror(st), rg_context_error(ctx));
     rg_reduce_policy expect_used =
-        policy != RG_REDUCE_POLICY_AUTO
-            ? policy
-            : rg_reduce_policy_choose(ctx, nsegs, rg_array_length(content), NULL);
+        policy != RG_REDUCE_POLICY_AUTO ? policy : test_expect_policy(ctx, off, nsegs);
     if (used != expect_used)
         ck_abort_msg("%s: used %s, expected %s", label, rg_reduce_policy_name(used),
                      rg_reduce_policy_name(expect_used));

@@ -234,6 +234,33 @@ int64_t *ref_offsets(const int64_t *lengths, size_t nsegs)
     return off;
 }
 
+/* The longest segment of off[0 .. nsegs] when ctx is an OpenCL GPU or
+ * accelerator (where the heuristics use it), else -1. */
+static int64_t gpu_longest(rg_context *ctx, const int64_t *off, size_t nsegs)
+{
+    if (rg_context_backend(ctx) != RG_BACKEND_OPENCL || rg_context_device_kind(ctx) == RG_DEVICE_CPU)
+        return -1;
+    int64_t longest = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        longest = off[i + 1] - off[i] > longest ? off[i + 1] - off[i] : longest;
+    return longest;
+}
+
+rg_strategy test_expect_strategy(rg_context *ctx, const int64_t *off, size_t nsegs)
+{
+    int64_t longest = gpu_longest(ctx, off, nsegs);
+    return longest >= 0 && longest <= 1 ? RG_STRATEGY_PER_SEGMENT
+                                        : rg_strategy_choose(ctx, nsegs, (size_t)off[nsegs], NULL);
+}
+
+rg_reduce_policy test_expect_policy(rg_context *ctx, const int64_t *off, size_t nsegs)
+{
+    int64_t longest = gpu_longest(ctx, off, nsegs);
+    return off[nsegs] > 0 && longest >= 0 && longest <= 64
+               ? RG_REDUCE_POLICY_PER_SEGMENT
+               : rg_reduce_policy_choose(ctx, nsegs, (size_t)off[nsegs], NULL);
+}
+
 int64_t *ref_lengths(const int64_t *offsets, size_t nsegs)
 {
     int64_t *len = malloc((nsegs + 1) * sizeof *len);

@@ -94,6 +94,14 @@ int64_t *ref_parents(const int64_t *offsets, size_t nsegs);       /* offsets[nse
 int64_t *ref_local_index(const int64_t *offsets, size_t nsegs);   /* offsets[nsegs] */
 int64_t *ref_segment_starts(const int64_t *offsets, size_t nsegs);/* offsets[nsegs] */
 
+/* What the automatic strategy and reduction policy take for offsets
+ * off[0 .. nsegs] that passed their check on ctx: rg_strategy_choose and
+ * rg_reduce_policy_choose, except on an OpenCL GPU or accelerator, where
+ * ragged.h documents per-segment when no segment is longer than 1 element
+ * (parents, local index, starts) or 64 elements (reductions). */
+rg_strategy test_expect_strategy(rg_context *ctx, const int64_t *off, size_t nsegs);
+rg_reduce_policy test_expect_policy(rg_context *ctx, const int64_t *off, size_t nsegs);
+
 /* setenv/unsetenv that fail the test when they fail. */
 void test_setenv(const char *name, const char *value);
 void test_unsetenv(const char *name);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ocl.h"
 
@@ -282,28 +283,46 @@ static int64_t min_of(const int64_t *v, size_t n)
     return m;
 }
 
-static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad)
+static int64_t max_of(const int64_t *v, size_t n)
+{
+    int64_t m = INT64_MIN;
+    for (size_t i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+/* Launches an offsets.cl reduction kernel (in, n, local buffer, out) over
+ * groups work-groups, each writing `fields` partial results, and reads the
+ * groups * fields partials back into part. */
+static rg_status partials(rg_context *ctx, const rg_ocl_kernel *k, cl_mem in, cl_ulong n,
+                          size_t groups, size_t fields, int64_t *part)
+{
+    cl_mem out = NULL;
+    kernel_arg args[] = {ARG(in), ARG(n), LOCAL_ARG(k->group * sizeof(cl_long)), ARG(out)};
+    rg_status st = rg_ocl_temp_buffer(ctx, groups * fields * sizeof(cl_long), &out);
+    if (st == RG_OK)
+        st = rg_ocl_launch(ctx, k, groups, k->group, args, NARGS(args));
+    if (st == RG_OK)
+        st = rg_ocl_read_back(ctx, out, groups * fields * sizeof(cl_long), part);
+    if (out)
+        rg_cl.clReleaseMemObject(out);
+    return st;
+}
+
+static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad, int64_t *longest)
 {
     rg_context *ctx = offsets->ctx;
     rg_ocl_kernel k;
     rg_status st = offsets_kernel(ctx, offsets->dtype, offsets->dtype, "offsets_check", &k);
     if (st != RG_OK)
         return st;
-    cl_mem o = rg_ocl_mem_in(offsets), partial = NULL;
-    cl_ulong n = offsets->length;
-    size_t groups = rg_ocl_stride_groups(n, k.group, MAX_REDUCE_GROUPS);
-    int64_t bad[MAX_REDUCE_GROUPS];
-    kernel_arg args[] = {ARG(o), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(partial)};
-    st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &partial);
-    if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &k, groups, k.group, args, NARGS(args));
-    if (st == RG_OK)
-        st = rg_ocl_read_back(ctx, partial, groups * sizeof(cl_long), bad);
-    if (partial)
-        rg_cl.clReleaseMemObject(partial);
+    size_t groups = rg_ocl_stride_groups(offsets->length, k.group, MAX_REDUCE_GROUPS);
+    int64_t part[2 * MAX_REDUCE_GROUPS];
+    st = partials(ctx, &k, rg_ocl_mem_in(offsets), offsets->length, groups, 2, part);
     if (st == RG_OK) {
-        int64_t m = min_of(bad, groups);
+        int64_t m = min_of(part, groups);
         *first_bad = m == INT64_MAX ? -1 : m;
+        *longest = m == INT64_MAX ? max_of(part + groups, groups) : -1;
     }
     return st;
 }
@@ -332,13 +351,15 @@ static uint64_t saturated_sum(const uint64_t *v, size_t n)
     return sum;
 }
 
-static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uint64_t *total)
+static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uint64_t *total,
+                               int64_t *longest)
 {
     rg_context *ctx = len->ctx;
     cl_ulong n = len->length;
     if (n == 0) {
         *first_negative = -1;
         *total = 0;
+        *longest = 0;
         return RG_OK;
     }
     rg_ocl_kernel k;
@@ -346,28 +367,15 @@ static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uin
     if (st != RG_OK)
         return st;
     size_t groups = rg_ocl_stride_groups(n, k.group, MAX_REDUCE_GROUPS);
-    cl_mem in = rg_ocl_mem_in(len), bad_mem = NULL, sum_mem = NULL;
-    int64_t bad[MAX_REDUCE_GROUPS];
-    uint64_t sum[MAX_REDUCE_GROUPS];
-    kernel_arg args[] = {ARG(in), ARG(n), LOCAL_ARG(k.group * sizeof(cl_long)), ARG(bad_mem),
-                         ARG(sum_mem)};
-    st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &bad_mem);
-    if (st == RG_OK)
-        st = rg_ocl_temp_buffer(ctx, groups * sizeof(cl_long), &sum_mem);
-    if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &k, groups, k.group, args, NARGS(args));
-    if (st == RG_OK)
-        st = rg_ocl_read_back(ctx, bad_mem, groups * sizeof(cl_long), bad);
-    if (st == RG_OK)
-        st = rg_ocl_read_back(ctx, sum_mem, groups * sizeof(cl_long), sum);
-    if (bad_mem)
-        rg_cl.clReleaseMemObject(bad_mem);
-    if (sum_mem)
-        rg_cl.clReleaseMemObject(sum_mem);
+    int64_t part[3 * MAX_REDUCE_GROUPS];
+    st = partials(ctx, &k, rg_ocl_mem_in(len), n, groups, 3, part);
     if (st == RG_OK) {
-        int64_t m = min_of(bad, groups);
+        uint64_t sum[MAX_REDUCE_GROUPS];
+        memcpy(sum, part + groups, groups * sizeof *sum);
+        int64_t m = min_of(part, groups);
         *first_negative = m == INT64_MAX ? -1 : m;
         *total = saturated_sum(sum, groups);
+        *longest = max_of(part + 2 * groups, groups);
     }
     return st;
 }

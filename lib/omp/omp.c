@@ -1090,8 +1090,10 @@ static rg_status omp_finish(rg_context *ctx)
     return RG_OK;
 }
 
-static rg_status omp_offsets_check(const rg_array *offsets, int64_t *first_bad)
+static rg_status omp_offsets_check(const rg_array *offsets, int64_t *first_bad,
+                                   int64_t *longest)
 {
+    *longest = -1; /* the OpenMP heuristics do not use it */
     static int64_t (*const fns[2])(const void *, size_t) = {offsets_check_i32,
                                                             offsets_check_i64};
     if (!is_index_dtype(offsets->dtype))
@@ -1112,8 +1114,9 @@ static rg_status omp_lengths(rg_array *lengths, const rg_array *offsets)
 }
 
 static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negative,
-                                   uint64_t *total)
+                                   uint64_t *total, int64_t *longest)
 {
+    *longest = -1; /* the OpenMP heuristics do not use it */
     static void (*const fns[2])(const void *, size_t, int64_t *, uint64_t *) = {
         lengths_total_i32, lengths_total_i64};
     if (!is_index_dtype(lengths->dtype))
