@@ -89,15 +89,21 @@ acc_t ident(int op)
     return r;
 }
 
-/* Whether b (later) replaces a (earlier) as the extreme: the first NaN
- * wins, otherwise only a strictly better value, so ties keep the first. */
+/* Whether b replaces a as the extreme: the first NaN wins, otherwise the
+ * better value, and of equal ones the first.  Positions decide, not which
+ * side is which, so partials of interleaved elements combine correctly. */
 bool takes_over(acc_t a, acc_t b, int op)
 {
     if (a.i < 0)
         return true;
-    if (b.i < 0 || IS_NAN(a.v))
+    if (b.i < 0)
         return false;
-    return IS_NAN(b.v) || (IS_MAX(op) ? b.v > a.v : b.v < a.v);
+    bool an = IS_NAN(a.v), bn = IS_NAN(b.v);
+    if (an || bn)
+        return bn && (!an || b.i < a.i);
+    if (b.v == a.v)
+        return b.i < a.i;
+    return IS_MAX(op) ? b.v > a.v : b.v < a.v;
 }
 
 /* a then b, where a holds earlier elements.  Associative, so any grouping
@@ -272,11 +278,39 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
     ulong t = get_group_id(0) * tiles_per_chunk, tend = min(t + tiles_per_chunk, ntiles);
     acc_t carry = ident(op);  /* the open segment's partial, from earlier tiles */
     int chunk_closed = 0;     /* whether an earlier tile closed a segment */
-    for (; t < tend; t++) {
-        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1], k0 = d0 - s0;
+    /* This work-item's share of the open segment from tiles that end no
+     * segment (inside a long one), not yet added to carry. */
+    acc_t pend = ident(op);
+    int pending = 0;
+    for (; t <= tend; t++) {
+        ulong d0 = t * tile, s0 = t < tend ? bounds[t] : 0, s1 = t < tend ? bounds[t + 1] : 0;
+        ulong k0 = d0 - s0;
         /* ns ends (of segments s0 .. s1-1) and nk elements k0 .. k0+nk-1,
          * which lie in segments s0 .. s1; o[s0] <= k0 <= o[s0+1]. */
-        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
+        uint ns = (uint)(s1 - s0), nk = t < tend ? (uint)(min(d0 + tile, steps) - d0) - ns : 0;
+        if (ns == 0 && nk > 0) {
+            /* All of the tile lies inside segment s0: no search, no local
+             * memory, no scan.  Work-item l folds elements l, l + group,
+             * ... (coalesced loads); the group adds the shares up once, at
+             * the next tile that ends a segment or at the chunk's end. */
+            for (uint i = 0; i < VT; i++) {
+                uint j = i * group + lid;
+                if (j < nk)
+                    pend = fold(pend, x[k0 + j], (long)(k0 + j), op);
+            }
+            pending = 1;
+            continue;
+        }
+        if (pending) { /* uniform: every work-item saw the same tiles */
+            int closed_before, any_closed;
+            acc_t share;
+            group_segscan(pend, 0, op, sacc, sflag, &closed_before, &share, &any_closed);
+            carry = combine(carry, share, op);
+            pend = ident(op);
+            pending = 0;
+        }
+        if (t == tend)
+            break;
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with ends and sx */
         for (uint j = lid; j < ns; j += group)
             ends[PAD(j)] = (int)(OFF(s0 + 1 + j) - (long)k0);

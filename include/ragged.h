@@ -540,7 +540,10 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * latency, and round off less.  OpenCL merge path: each work-item adds up
  * to 8 consecutive elements left to right, the partials of one segment within a
  * work-group are added by a tree (Hillis-Steele segmented scan), then tile
- * by tile and chunk by chunk in order.  OpenCL per-segment: left to right.
+ * by tile and chunk by chunk in order; in a run of tiles (2048 steps) that
+ * lie wholly inside one segment, work-item l instead adds elements l,
+ * l + 256, ... of each, and the work-items' shares go through the same
+ * tree once, after the run.  OpenCL per-segment: left to right.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {
