@@ -7,11 +7,15 @@
 # Results go to OUT (default gpu-out), each file as soon as its step ends.
 # Environment: SIZES (default 16777216,134217728), OPS (default all),
 # BACKENDS (default opencl,openmp), XP (cupy, or numpy for a dry run),
-# CHECK (0 skips make check), CUPY (0 skips compare_gpu.py).  The benchmark runs before the tests, so
-# that a time limit cuts the tests, not the figures.  Where DIR/base holds
-# an older tarball (BASE= of gpu-prepare.sh), it is built too and its
-# benchmark runs right after this one's, then this one's again, into
-# bench-base.txt and bench-again.txt: old and new measured in one session.
+# CHECK (0 skips make check), SUITES (instead of make check, these Check
+# suites of tests/check_ragged only, in order, e.g. "nonzero reduce"),
+# CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
+# library).  The benchmark runs before the tests, so that a time limit cuts
+# the tests, not the figures.  Where DIR/base holds an older tarball (BASE=
+# of gpu-prepare.sh), it is built too, and this tree's benchmark program
+# runs on the old library and kernels right after the new, then on the new
+# again, into bench-base.txt and bench-again.txt: old and new measured in
+# one session by the same program.
 set -eu
 dir=$(cd "${1:-gpu-carry}" && pwd)
 mkdir -p "${2:-gpu-out}"
@@ -59,12 +63,14 @@ build_tarball() {
     pwd
 }
 
-# bench TREE FILE [ARG...]: the benchmark of the tree into FILE (and a CSV
-# beside it), with further arguments for ragged_bench.
+# bench TREE FILE [ARG...]: this tree's benchmark program on TREE's library
+# and kernels into FILE (and a CSV beside it), with further arguments for
+# ragged_bench.
 bench() {
     t=$1 f=$2
     shift 2
-    (cd "$t" && RAGGED_KERNEL_PATH=$PWD/cl ./bench/ragged_bench \
+    (cd "$t" && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=$PWD/cl \
+        "$tree/bench/.libs/ragged_bench" \
         --backends "${BACKENDS:-opencl,openmp}" --sizes "$sizes" --ops "$ops" --reps 5 \
         --csv "${f%.txt}.csv" "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
 }
@@ -83,8 +89,11 @@ bench "$tree" "$out/bench.txt" --dump "$out/data"
 step bench
 if [ -n "$base" ]; then
     bench "$base" "$out/bench-base.txt"
-    bench "$tree" "$out/bench-again.txt"
-    step "bench base and again"
+    step "bench base"
+    if [ "${AGAIN:-1}" != 0 ]; then
+        bench "$tree" "$out/bench-again.txt"
+        step "bench again"
+    fi
 fi
 if [ "${CUPY:-1}" != 0 ]; then
     python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
@@ -92,7 +101,14 @@ if [ "${CUPY:-1}" != 0 ]; then
     step cupy
 fi
 status=0
-if [ "${CHECK:-1}" != 0 ]; then
+if [ -n "${SUITES:-}" ]; then
+    make -j"$(nproc)" tests/check_ragged > /dev/null 2>&1 || status=$?
+    for s in $SUITES; do
+        CK_RUN_SUITE=$s RAGGED_KERNEL_PATH=$PWD/cl RAGGED_CACHE_DIR=$PWD/tests/cache \
+            RAGGED_TEST_REQUIRE_OPENCL=1 ./tests/check_ragged >> "$out/check.txt" 2>&1 || status=1
+        step "suite $s"
+    done
+elif [ "${CHECK:-1}" != 0 ]; then
     make check -j"$(nproc)" > "$out/check.txt" 2>&1 || status=$?
     cat tests/*.log >> "$out/check.txt" 2>/dev/null || true
     step check
