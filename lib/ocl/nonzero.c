@@ -118,27 +118,18 @@ rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
     return st;
 }
 
-/* A device copy of shape, made at creation: no transfer is enqueued and no
- * wait is needed for it; released by the caller once its kernel is queued
- * (OpenCL keeps it until the kernel is done). */
-static rg_status shape_buffer(rg_context *ctx, const int64_t *shape, size_t ndim, cl_mem *mem)
-{
-    rg_ocl *ocl = ctx->impl;
-    cl_int err;
-    *mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                ndim * sizeof(cl_long), (void *)shape, &err);
-    return *mem ? RG_OK : rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
-}
-
 /* Enqueues nz_write for rows rows of room in out. */
 static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shape, size_t ndim,
                               cl_ulong rows, rg_array *out)
 {
     rg_context *ctx = a->ctx;
-    cl_mem shape_mem;
-    rg_status st = shape_buffer(ctx, shape, ndim, &shape_mem);
-    if (st != RG_OK)
-        return st;
+    rg_ocl *ocl = ctx->impl;
+    cl_int err;
+    /* Copied at creation: no transfer is enqueued and no wait is needed for it. */
+    cl_mem shape_mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            ndim * sizeof(cl_long), (void *)shape, &err);
+    if (!shape_mem)
+        return rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
     cl_mem in = rg_ocl_mem_in(a), dst = rg_ocl_mem_of(out);
     cl_uint nd = (cl_uint)ndim;
     kernel_arg args[] = {ARG(in),
@@ -154,99 +145,14 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                          LOCAL_ARG(p->group * NZ_VT),
                          LOCAL_ARG(ndim * sizeof(cl_long)),
                          LOCAL_ARG(p->group * NZ_VT * sizeof(cl_long))};
-    st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
-    rg_cl.clReleaseMemObject(shape_mem);
+    rg_status st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
+    rg_cl.clReleaseMemObject(shape_mem); /* released once the kernel is done with it */
     return st;
-}
-
-/* The single pass (nz_chained): rows rows of room in out (rows > 0), every
- * tile one work-group; then *total is read, the one wait.  The tile count
- * must fit the kernel's 32-bit ticket. */
-static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t *shape,
-                                 size_t ndim, cl_ulong rows, rg_array *out, int64_t *total)
-{
-    rg_context *ctx = a->ctx;
-    rg_ocl *ocl = ctx->impl;
-    size_t size = rg_dtype_size(a->dtype);
-    char options[64];
-    snprintf(options, sizeof options, "-DT=%s -DVT=%d", bits_type(size), NZ_VT);
-    rg_ocl_kernel k;
-    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_chained", &k);
-    if (st != RG_OK)
-        return st;
-    nz_plan p = {.mask_size = size}; /* for the mask only */
-    switch (size) {
-    case 1: p.mask.u8 = (cl_uchar)mask; break;
-    case 2: p.mask.u16 = (cl_ushort)mask; break;
-    case 4: p.mask.u32 = (cl_uint)mask; break;
-    default: p.mask.u64 = mask; break;
-    }
-    cl_ulong n = a->length;
-    size_t tile = k.group * NZ_VT, tiles = n / tile + (n % tile != 0);
-    cl_mem shape_mem = NULL, ticket = NULL, status = NULL;
-    cl_mem in = rg_ocl_mem_in(a), dst = rg_ocl_mem_of(out);
-    cl_uint nd = (cl_uint)ndim;
-    static const cl_ulong zero = 0;
-    kernel_arg args[] = {ARG(in),
-                         ARG(n),
-                         {p.mask_size, &p.mask},
-                         ARG(shape_mem),
-                         ARG(nd),
-                         ARG(rows),
-                         ARG(dst),
-                         ARG(ticket),
-                         ARG(status),
-                         LOCAL_ARG(k.group * sizeof(cl_long)),
-                         LOCAL_ARG(k.group * NZ_VT),
-                         LOCAL_ARG(ndim * sizeof(cl_long)),
-                         LOCAL_ARG(k.group * NZ_VT * sizeof(cl_long))};
-    st = shape_buffer(ctx, shape, ndim, &shape_mem);
-    if (st == RG_OK)
-        st = rg_ocl_temp_buffer(ctx, sizeof(cl_ulong), &ticket);
-    if (st == RG_OK)
-        st = rg_ocl_temp_buffer(ctx, tiles * sizeof(cl_ulong), &status);
-    cl_int err = CL_SUCCESS;
-    if (st == RG_OK)
-        err = rg_cl.clEnqueueFillBuffer(ocl->queue, ticket, &zero, sizeof zero, 0, sizeof zero, 0,
-                                        NULL, NULL);
-    if (st == RG_OK && err == CL_SUCCESS)
-        err = rg_cl.clEnqueueFillBuffer(ocl->queue, status, &zero, sizeof zero, 0,
-                                        tiles * sizeof zero, 0, NULL, NULL);
-    if (st == RG_OK && err != CL_SUCCESS)
-        st = rg_cl_fail(ctx, err, true, "clEnqueueFillBuffer (nonzero status)");
-    if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &k, tiles, k.group, args, NARGS(args));
-    cl_ulong last = 0;
-    if (st == RG_OK) {
-        err = rg_cl.clEnqueueReadBuffer(ocl->queue, status, CL_TRUE,
-                                        (tiles - 1) * sizeof(cl_ulong), sizeof last, &last, 0,
-                                        NULL, NULL);
-        if (err != CL_SUCCESS)
-            st = rg_cl_fail(ctx, err, false, "clEnqueueReadBuffer (nonzero total)");
-        else
-            ctx->bytes_down += sizeof last;
-    }
-    if (st == RG_OK)
-        *total = (int64_t)(last & ((UINT64_C(1) << 62) - 1)); /* STATUS_VALUE of nonzero.cl */
-    if (status)
-        rg_cl.clReleaseMemObject(status);
-    if (ticket)
-        rg_cl.clReleaseMemObject(ticket);
-    if (shape_mem)
-        rg_cl.clReleaseMemObject(shape_mem);
-    return st;
-}
-
-/* Whether nonzero_chained serves n elements into rows rows: something to
- * write, and a tile count for its ticket. */
-static bool chained_fits(cl_ulong n, cl_ulong rows)
-{
-    return n > 0 && rows > 0 && n / NZ_VT < (cl_ulong)UINT32_MAX;
 }
 
 /* Without a bound: count, read the total, allocate exactly, write.  With a
- * bound: allocate the bound and make one pass (nz_chained), which reads the
- * total at its end. */
+ * bound: allocate the bound, count and write back to back, then read the
+ * total once (the queue is in order, so the write is done by then). */
 rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                          const int64_t *shape, size_t ndim, int64_t bound)
 {
@@ -254,26 +160,13 @@ rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
     nz_plan p;
     rg_array *out = NULL;
     int64_t total = 0;
-    size_t length = 0;
-    if (bound >= 0 && chained_fits(a->length, (cl_ulong)bound) &&
-        !__builtin_mul_overflow((size_t)bound, ndim, &length)) {
-        rg_status st = rg_array_create_uninit(&out, ctx, RG_INT64, length);
-        if (st == RG_OK)
-            st = nonzero_chained(a, mask, shape, ndim, (cl_ulong)bound, out, &total);
-        if (st != RG_OK) {
-            rg_array_free(out);
-            return st;
-        }
-        *coords = out;
-        *nnz = total;
-        return RG_OK;
-    }
     rg_status st = plan_make(&p, a, mask, true);
     if (st == RG_OK)
         st = launch_count(a, &p);
     if (st == RG_OK && bound < 0)
         st = read_total(ctx, &p, &total);
     int64_t rows = bound < 0 ? total : bound;
+    size_t length = 0;
     if (st == RG_OK && __builtin_mul_overflow((size_t)rows, ndim, &length))
         st = rg_set_error(ctx, RG_EOVERFLOW, "OpenCL backend: %lld rows of %zu coordinates "
                           "overflow size_t", (long long)rows, ndim);
@@ -293,10 +186,10 @@ rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
     return RG_OK;
 }
 
-/* With room for a row per element, one pass (nz_chained) that reads the
- * total at its end; otherwise the total is read first and the write is
- * launched only when the rows fit (else coords is not touched: no upload,
- * no kernel). */
+/* With room for a row per element, the count and the write go back to back
+ * and the total is read once at the end; otherwise the total is read first
+ * and the write is launched only when the rows fit (else coords is not
+ * touched: no upload, no kernel). */
 rg_status rg_ocl_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                               const int64_t *shape, size_t ndim)
 {
@@ -304,12 +197,6 @@ rg_status rg_ocl_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
     size_t room = coords->length / ndim;
     bool worst_case = room >= a->length;
     int64_t total = 0;
-    if (worst_case && chained_fits(a->length, room)) {
-        rg_status st = nonzero_chained(a, mask, shape, ndim, room, coords, &total);
-        if (st == RG_OK)
-            *nnz = total;
-        return st;
-    }
     nz_plan p;
     rg_status st = plan_make(&p, a, mask, true);
     if (st == RG_OK)
