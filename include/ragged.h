@@ -594,7 +594,7 @@ RG_API const char *rg_reduce_policy_name(rg_reduce_policy policy);
  * accelerator, RG_REDUCE_POLICY_AUTO itself also knows the longest segment
  * where the offsets passed their check on the device (or were made there by
  * rg_offsets_from_lengths: that check reads every offset anyway), and takes
- * per-segment when no segment is longer than 64 elements. */
+ * per-segment when no segment is longer than 256 elements. */
 RG_API rg_reduce_policy rg_reduce_policy_choose(const rg_context *ctx, size_t nsegs,
                                                 size_t nelems, const char **why);
 

@@ -66,11 +66,14 @@ rg_dtype rg_reduce_dtype(rg_reduce_op op, rg_dtype in)
 }
 
 /* On a GPU one work-item per segment beats merge path where no segment is
- * longer than this (H100, 2^27 float64 sums: lengths 1..8 0.55 against
- * 0.93 ms, 0..15 0.59 against 0.97, all 1 1.11 against 2.09; lengths
- * 1..199 tied, 0.61 against 0.63).  A longer segment holds its whole warp
- * back, and one huge one runs on one work-item. */
-#define GPU_PER_SEGMENT_LONGEST 64
+ * longer than this.  H100, 2^27 float64, per-segment against merge path
+ * (BENCHMARKS.md): sums of lengths 1..8 0.55 against 0.93 ms, 0..15 0.59
+ * against 0.97, all 1 1.11 against 2.10, 1..199 0.61 against 0.64; argmax
+ * of 1..199 0.70 against 1.16.  Longer uniform lengths were not measured
+ * below a mean of 10^5, where per-segment is 30 times slower: a long
+ * segment holds its whole warp back, and one huge one runs on one
+ * work-item. */
+#define GPU_PER_SEGMENT_LONGEST 256
 
 rg_reduce_policy rg_reduce_policy_pick(const rg_context *ctx, size_t nsegs, size_t nelems,
                                        int64_t longest, const char **why)
@@ -93,7 +96,7 @@ rg_reduce_policy rg_reduce_policy_pick(const rg_context *ctx, size_t nsegs, size
                  "the identity without a search or a combining pass";
     } else if (longest >= 0 && longest <= GPU_PER_SEGMENT_LONGEST) {
         p = RG_REDUCE_POLICY_PER_SEGMENT;
-        reason = "GPU, no segment longer than 64 elements (known from the offsets check): "
+        reason = "GPU, no segment longer than 256 elements (known from the offsets check): "
                  "one work-item per segment needs no search and no combining pass";
     } else {
         p = RG_REDUCE_POLICY_MERGE_PATH;

@@ -256,7 +256,7 @@ rg_strategy test_expect_strategy(rg_context *ctx, const int64_t *off, size_t nse
 rg_reduce_policy test_expect_policy(rg_context *ctx, const int64_t *off, size_t nsegs)
 {
     int64_t longest = gpu_longest(ctx, off, nsegs);
-    return off[nsegs] > 0 && longest >= 0 && longest <= 64
+    return off[nsegs] > 0 && longest >= 0 && longest <= 256
                ? RG_REDUCE_POLICY_PER_SEGMENT
                : rg_reduce_policy_choose(ctx, nsegs, (size_t)off[nsegs], NULL);
 }

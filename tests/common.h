@@ -98,7 +98,7 @@ int64_t *ref_segment_starts(const int64_t *offsets, size_t nsegs);/* offsets[nse
  * off[0 .. nsegs] that passed their check on ctx: rg_strategy_choose and
  * rg_reduce_policy_choose, except on an OpenCL GPU or accelerator, where
  * ragged.h documents per-segment when no segment is longer than 1 element
- * (parents, local index, starts) or 64 elements (reductions). */
+ * (parents, local index, starts) or 256 elements (reductions). */
 rg_strategy test_expect_strategy(rg_context *ctx, const int64_t *off, size_t nsegs);
 rg_reduce_policy test_expect_policy(rg_context *ctx, const int64_t *off, size_t nsegs);
 
