@@ -258,6 +258,15 @@ acc_t group_segscan(acc_t y, int f, int op, local acc_t *sacc, local int *sflag,
     return before;
 }
 
+/* carry followed by the work-items' shares pend, in work-item order. */
+acc_t add_shares(acc_t carry, acc_t pend, int op, local acc_t *sacc, local int *sflag)
+{
+    int closed_before, any_closed;
+    acc_t shares;
+    group_segscan(pend, 0, op, sacc, sflag, &closed_before, &shares, &any_closed);
+    return combine(carry, shares, op);
+}
+
 /* Local arrays are read at a stride of about VT words in the walk below;
  * one pad word after every 16 spreads those reads over the banks (a stride
  * of 8 doubles would otherwise hit 2 of 16 bank pairs).  The host sizes
@@ -282,13 +291,12 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
      * segment (inside a long one), not yet added to carry. */
     acc_t pend = ident(op);
     int pending = 0;
-    for (; t <= tend; t++) {
-        ulong d0 = t * tile, s0 = t < tend ? bounds[t] : 0, s1 = t < tend ? bounds[t + 1] : 0;
-        ulong k0 = d0 - s0;
+    for (; t < tend; t++) {
+        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1], k0 = d0 - s0;
         /* ns ends (of segments s0 .. s1-1) and nk elements k0 .. k0+nk-1,
          * which lie in segments s0 .. s1; o[s0] <= k0 <= o[s0+1]. */
-        uint ns = (uint)(s1 - s0), nk = t < tend ? (uint)(min(d0 + tile, steps) - d0) - ns : 0;
-        if (ns == 0 && nk > 0) {
+        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
+        if (ns == 0) {
             /* All of the tile lies inside segment s0: no search, no local
              * memory, no scan.  Work-item l folds elements l, l + group,
              * ... (coalesced loads); the group adds the shares up once, at
@@ -302,15 +310,10 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
             continue;
         }
         if (pending) { /* uniform: every work-item saw the same tiles */
-            int closed_before, any_closed;
-            acc_t share;
-            group_segscan(pend, 0, op, sacc, sflag, &closed_before, &share, &any_closed);
-            carry = combine(carry, share, op);
+            carry = add_shares(carry, pend, op, sacc, sflag);
             pend = ident(op);
             pending = 0;
         }
-        if (t == tend)
-            break;
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with ends and sx */
         for (uint j = lid; j < ns; j += group)
             ends[PAD(j)] = (int)(OFF(s0 + 1 + j) - (long)k0);
@@ -378,6 +381,8 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
         carry = total;
         chunk_closed |= any_closed;
     }
+    if (pending)
+        carry = add_shares(carry, pend, op, sacc, sflag);
     if (lid == 0) {
         chunks[get_group_id(0)].carry = carry;
         chunks[get_group_id(0)].closed = chunk_closed;
