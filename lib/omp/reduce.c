@@ -504,6 +504,23 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
         _mm512_storeu_si512(at, v);
 }
 
+/* Runs BODY for steps m = 0 .. longest - 1.  Tiles of at most 8 or 16 steps
+ * run all 8 or 16, unrolled (steps past a lane's segment leave it as it
+ * is): a loop of as many steps as the longest segment mispredicted its exit
+ * on nearly every tile. */
+#define RG_SIMD_STEPS(BODY)                                                                \
+    if (longest <= 8) {                                                                    \
+        RG_UNROLL for (int64_t m = 0; m < 8; m++) {                                        \
+            RG_SIMD_STEP(m);                                                               \
+            BODY;                                                                          \
+        }                                                                                  \
+    } else {                                                                               \
+        for (int64_t m = 0; m < longest; m++) {                                            \
+            RG_SIMD_STEP(m);                                                               \
+            BODY;                                                                          \
+        }                                                                                  \
+    }
+
 /* The lanes of element m: which segments are longer than m, and where it is. */
 #define RG_SIMD_STEP(m)                                                                    \
     __mmask8 k = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(m));                       \
@@ -519,7 +536,77 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
     if (longest > RG_SIMD_LONGEST)                                                         \
         return false;                                                                      \
     simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT)); \
-    bool unit = longest <= 1 && (int64_t)o[i + RG_TILE] - o[i] == RG_TILE
+    const int64_t base = (int64_t)o[i], span = (int64_t)o[i + RG_TILE] - base;               \
+    bool unit = longest <= 1 && span == RG_TILE
+
+/* Tiles of 8-byte elements spanning at most RG_SIMD_WINDOW elements load
+ * the span into registers (2, 4 or 8) and take step m's elements from them
+ * by permutes instead of a gather: on an AMD EPYC (Zen 5) the gathers made
+ * tiles of 1 to 8 elements slower than the windows, and permutes cost a
+ * cycle or two each (BENCHMARKS.md).  Same elements, same order: same bits. */
+#define RG_SIMD_WINDOW 64
+
+/* Register q of a window: its 8 elements of 8 bytes from base + 8q, those
+ * past the span zero (masked loads: nothing past the span is read). */
+RG_AVX512 static inline __m512i simd_win_load(const void *x, int64_t base, int64_t span, int q)
+{
+    int64_t left = span - 8 * q;
+    __mmask8 in = left >= 8 ? 0xff : left <= 0 ? 0 : (__mmask8)((1u << left) - 1);
+    return _mm512_maskz_loadu_epi64(in, (const char *)x + (base + 8 * q) * 8);
+}
+
+/* Lane j = element rel[j] of the window's registers (rel < 16, 32 or 64): a
+ * permute across each pair, then blends on bit 4 and bit 5 of rel. */
+RG_AVX512 static inline __m512i simd_win2(__m512i r0, __m512i r1, __m512i rel)
+{
+    return _mm512_permutex2var_epi64(r0, rel, r1);
+}
+RG_AVX512 static inline __m512i simd_win4(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
+                                          __m512i rel)
+{
+    __mmask8 b4 = _mm512_test_epi64_mask(rel, _mm512_set1_epi64(16));
+    return _mm512_mask_blend_epi64(b4, simd_win2(r0, r1, rel), simd_win2(r2, r3, rel));
+}
+RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
+                                          __m512i r4, __m512i r5, __m512i r6, __m512i r7,
+                                          __m512i rel)
+{
+    __mmask8 b5 = _mm512_test_epi64_mask(rel, _mm512_set1_epi64(32));
+    return _mm512_mask_blend_epi64(b5, simd_win4(r0, r1, r2, r3, rel),
+                                   simd_win4(r4, r5, r6, r7, rel));
+}
+#define RG_SIMD_FROM_PD(v) _mm512_castsi512_pd(v)
+#define RG_SIMD_FROM_EPI64(v) (v)
+#define RG_SIMD_FROM_pd(v) _mm512_castsi512_pd(v)
+#define RG_SIMD_FROM_epi64(v) (v)
+#define RG_SIMD_FROM_epu64(v) (v)
+
+/* Runs STEPS (a macro of a fetch expression, using k, idx and m) with the
+ * elements taken from registers where the tile's span allows (WIN: 8-byte
+ * elements), else gathered by GATHER.  In registers, the starts s (and so
+ * idx) are made relative to the window. */
+#define RG_SIMD_FETCHING(WIN, FROM, STEPS, GATHER)                                         \
+    if (WIN && span <= RG_SIMD_WINDOW) {                                                   \
+        s = _mm512_sub_epi64(s, _mm512_set1_epi64(base));                                  \
+        __m512i r0 = simd_win_load(x, base, span, 0), r1 = simd_win_load(x, base, span, 1); \
+        if (span <= 16) {                                                                  \
+            STEPS(FROM(simd_win2(r0, r1, idx)));                     \
+        } else {                                                                           \
+            __m512i r2 = simd_win_load(x, base, span, 2), r3 = simd_win_load(x, base, span, 3); \
+            if (span <= 32) {                                                              \
+                STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));         \
+            } else {                                                                       \
+                __m512i r4 = simd_win_load(x, base, span, 4);                              \
+                __m512i r5 = simd_win_load(x, base, span, 5);                              \
+                __m512i r6 = simd_win_load(x, base, span, 6);                              \
+                __m512i r7 = simd_win_load(x, base, span, 7);                              \
+                STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7,                       \
+                                     idx)));                         \
+            }                                                                              \
+        }                                                                                  \
+    } else {                                                                               \
+        STEPS(GATHER);                                                                     \
+    }
 
 /* The accumulators of arithmetic tiles and their stores: float64 sums and
  * products, and float32 ones folded in double as the windows do (each float
@@ -579,19 +666,22 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
             acc = prod ? RG_SIMD_MUL_##L(acc, 0xff, acc, y) : RG_SIMD_ADD_##L(acc, 0xff, acc, y); \
         } else if (prod) {                                                                 \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = RG_SIMD_MUL_##L(acc, k, acc, RG_SIMD_GATHER_##N(k, idx, x));         \
-            }                                                                              \
+            RG_SIMD_FETCHING(sizeof(T) == 8, RG_SIMD_FROM_##L, RG_SIMD_MUL_STEPS_##L,      \
+                             RG_SIMD_GATHER_##N(k, idx, x))                                \
         } else {                                                                           \
-            for (int64_t m = 0; m < longest; m++) {                                        \
-                RG_SIMD_STEP(m);                                                           \
-                acc = RG_SIMD_ADD_##L(acc, k, acc, RG_SIMD_GATHER_##N(k, idx, x));         \
-            }                                                                              \
+            RG_SIMD_FETCHING(sizeof(T) == 8, RG_SIMD_FROM_##L, RG_SIMD_ADD_STEPS_##L,      \
+                             RG_SIMD_GATHER_##N(k, idx, x))                                \
         }                                                                                  \
         simd_store_##N(out, i, acc, stream);                                               \
         return true;                                                                       \
     }
+/* Step m of a sum or a product: lanes k fold in the element FETCH gives. */
+#define RG_SIMD_FOLD_STEPS(OP, FETCH)                                                      \
+    RG_SIMD_STEPS(acc = OP(acc, k, acc, FETCH))
+#define RG_SIMD_ADD_STEPS_PD(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_ADD_PD, FETCH)
+#define RG_SIMD_MUL_STEPS_PD(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_PD, FETCH)
+#define RG_SIMD_ADD_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_ADD_EPI64, FETCH)
+#define RG_SIMD_MUL_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_EPI64, FETCH)
 #define RG_SIMD_ADD_PD _mm512_mask_add_pd
 #define RG_SIMD_MUL_PD _mm512_mask_mul_pd
 #define RG_SIMD_ADD_EPI64 _mm512_mask_add_epi64
@@ -646,25 +736,29 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         V v = is_max ? SET1(TMIN) : SET1(TMAX);                                            \
         __m512i at = _mm512_set1_epi64(-1);                                                \
         __mmask8 nan = 0;                                                                  \
-        if (longest > 0) {                                                                 \
-            RG_SIMD_STEP(0);                                                               \
-            v = RG_SIMD_GATHER_##S(v, k, idx, x, 8);                                       \
-            at = _mm512_mask_mov_epi64(at, k, _mm512_setzero_si512());                     \
-            nan |= RG_SIMD_NAN_##S(k, v);                                                  \
-        }                                                                                  \
-        for (int64_t m = 1; m < longest; m++) {                                            \
-            RG_SIMD_STEP(m);                                                               \
-            V y = RG_SIMD_GATHER_##S(v, k, idx, x, 8);                                     \
-            nan |= RG_SIMD_NAN_##S(k, y);                                                  \
-            __mmask8 better = is_max ? RG_SIMD_GT_##S(k, y, v) : RG_SIMD_LT_##S(k, y, v);  \
-            v = RG_SIMD_MOV_##S(v, better, y);                                             \
-            at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(m));                  \
-        }                                                                                  \
+        /* Step 0 takes the first element; a later one only a strictly better one.   \
+         * Lanes outside k may fetch anything: every use is masked by k. */           \
+        RG_SIMD_FETCHING(1, RG_SIMD_FROM_##S, RG_SIMD_EXTREME_STEPS_##S,                   \
+                         RG_SIMD_GATHER_##S(v, k, idx, x, 8))                              \
         if (ISF && nan)                                                                    \
             return false;                                                                  \
         simd_store(out, i, mode >= 2 ? at : RG_SIMD_BITS_##S(v), stream);                  \
         return true;                                                                       \
     }
+
+#define RG_SIMD_EXTREME_STEPS(S, FETCH)                                                    \
+    for (int64_t m = 0; m < longest; m++) {                                                \
+        RG_SIMD_STEP(m);                                                                   \
+        __typeof__(v) y = FETCH;                                                           \
+        nan |= RG_SIMD_NAN_##S(k, y);                                                      \
+        __mmask8 better =                                                                  \
+            m == 0 ? k : is_max ? RG_SIMD_GT_##S(k, y, v) : RG_SIMD_LT_##S(k, y, v);       \
+        v = RG_SIMD_MOV_##S(v, better, y);                                                 \
+        at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(m));                      \
+    }
+#define RG_SIMD_EXTREME_STEPS_pd(FETCH) RG_SIMD_EXTREME_STEPS(pd, FETCH)
+#define RG_SIMD_EXTREME_STEPS_epi64(FETCH) RG_SIMD_EXTREME_STEPS(epi64, FETCH)
+#define RG_SIMD_EXTREME_STEPS_epu64(FETCH) RG_SIMD_EXTREME_STEPS(epu64, FETCH)
 
 RG_DEFINE_SIMD_TILES(i32, int32_t)
 RG_DEFINE_SIMD_TILES(i64, int64_t)
