@@ -547,12 +547,12 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
 #define RG_SIMD_WINDOW 64
 
 /* Register q of a window: its 8 elements of 8 bytes from base + 8q, those
- * past the span zero (masked loads: nothing past the span is read). */
-RG_AVX512 static inline __m512i simd_win_load(const void *x, int64_t base, int64_t span, int q)
+ * past the span zero (masked loads: nothing past the span is read).  in:
+ * bit j set for the window's elements j < span. */
+RG_AVX512 static inline __m512i simd_win_load(const void *x, int64_t base, uint64_t in, int q)
 {
-    int64_t left = span - 8 * q;
-    __mmask8 in = left >= 8 ? 0xff : left <= 0 ? 0 : (__mmask8)((1u << left) - 1);
-    return _mm512_maskz_loadu_epi64(in, (const char *)x + (base + 8 * q) * 8);
+    return _mm512_maskz_loadu_epi64((__mmask8)(in >> (8 * q)),
+                                    (const char *)x + (base + 8 * q) * 8);
 }
 
 /* Lane j = element rel[j] of the window's registers (rel < 16, 32 or 64): a
@@ -588,18 +588,19 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
 #define RG_SIMD_FETCHING(WIN, FROM, STEPS, GATHER)                                         \
     if (WIN && span <= RG_SIMD_WINDOW) {                                                   \
         s = _mm512_sub_epi64(s, _mm512_set1_epi64(base));                                  \
-        __m512i r0 = simd_win_load(x, base, span, 0), r1 = simd_win_load(x, base, span, 1); \
+        uint64_t in = span == 64 ? ~(uint64_t)0 : ((uint64_t)1 << span) - 1;              \
+        __m512i r0 = simd_win_load(x, base, in, 0), r1 = simd_win_load(x, base, in, 1); \
         if (span <= 16) {                                                                  \
             STEPS(FROM(simd_win2(r0, r1, idx)));                     \
         } else {                                                                           \
-            __m512i r2 = simd_win_load(x, base, span, 2), r3 = simd_win_load(x, base, span, 3); \
+            __m512i r2 = simd_win_load(x, base, in, 2), r3 = simd_win_load(x, base, in, 3); \
             if (span <= 32) {                                                              \
                 STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));         \
             } else {                                                                       \
-                __m512i r4 = simd_win_load(x, base, span, 4);                              \
-                __m512i r5 = simd_win_load(x, base, span, 5);                              \
-                __m512i r6 = simd_win_load(x, base, span, 6);                              \
-                __m512i r7 = simd_win_load(x, base, span, 7);                              \
+                __m512i r4 = simd_win_load(x, base, in, 4);                              \
+                __m512i r5 = simd_win_load(x, base, in, 5);                              \
+                __m512i r6 = simd_win_load(x, base, in, 6);                              \
+                __m512i r7 = simd_win_load(x, base, in, 7);                              \
                 STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7,                       \
                                      idx)));                         \
             }                                                                              \
