@@ -506,14 +506,17 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
 
 /* Runs BODY for steps m = 0 .. longest - 1 with k, the lanes whose segment
  * is longer than m, and idx = s + m, where each lane's element m is.  Tiles
- * of at most 8 or 16 steps run all 8 or 16, unrolled (steps past a lane's
+ * of 2 to 8 or 9 to 16 steps run all 8 or 16, unrolled (steps past a lane's
  * segment leave it as it is): the loop's exit, a different step on nearly
  * every tile, cost more than the spare steps (AMD EPYC Zen 5, paired: sum
  * on half-empty lengths 0.93x, argmax on 1 to 8 elements 0.78x the time).
  * (Stepping idx and comparing it with the ends, in place of the
  * broadcasts of m, ran slower.) */
 #define RG_SIMD_STEPS(BODY)                                                                \
-    if (longest <= 8) {                                                                    \
+    if (longest <= 1) { /* segments of 0 or 1 element: one step */                         \
+        const int64_t m = 0;                                                               \
+        RG_SIMD_STEP_BODY(BODY);                                                           \
+    } else if (longest <= 8) {                                                             \
         RG_UNROLL for (int64_t m = 0; m < 8; m++) {                                        \
             RG_SIMD_STEP_BODY(BODY);                                                       \
         }                                                                                  \
