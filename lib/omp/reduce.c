@@ -597,20 +597,19 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
     if (WIN && span <= RG_SIMD_WINDOW) {                                                   \
         s = _mm512_sub_epi64(s, _mm512_set1_epi64(base));                                  \
         uint64_t in = span == 64 ? ~(uint64_t)0 : ((uint64_t)1 << span) - 1;              \
-        __m512i r0 = simd_win_load(x, base, in, 0), r1 = simd_win_load(x, base, in, 1); \
+        __m512i r0 = simd_win_load(x, base, in, 0), r1 = simd_win_load(x, base, in, 1);    \
         if (span <= 16) {                                                                  \
-            STEPS(FROM(simd_win2(r0, r1, idx)));                     \
+            STEPS(FROM(simd_win2(r0, r1, idx)));                                           \
         } else {                                                                           \
             __m512i r2 = simd_win_load(x, base, in, 2), r3 = simd_win_load(x, base, in, 3); \
             if (span <= 32) {                                                              \
-                STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));         \
+                STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));                               \
             } else {                                                                       \
-                __m512i r4 = simd_win_load(x, base, in, 4);                              \
-                __m512i r5 = simd_win_load(x, base, in, 5);                              \
-                __m512i r6 = simd_win_load(x, base, in, 6);                              \
-                __m512i r7 = simd_win_load(x, base, in, 7);                              \
-                STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7,                       \
-                                     idx)));                         \
+                __m512i r4 = simd_win_load(x, base, in, 4);                                \
+                __m512i r5 = simd_win_load(x, base, in, 5);                                \
+                __m512i r6 = simd_win_load(x, base, in, 6);                                \
+                __m512i r7 = simd_win_load(x, base, in, 7);                                \
+                STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7, idx)));               \
             }                                                                              \
         }                                                                                  \
     } else {                                                                               \
@@ -801,7 +800,8 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         nan |= RG_SIMD_NAN_##S(in, y);                                                     \
         __mmask8 better = CMP(in, y, v[a]);                                                \
         v[a] = RG_SIMD_MOV_##S(v[a], better, y);                                           \
-        at[a] = _mm512_mask_mov_epi64(at[a], better, _mm512_add_epi64(iota, _mm512_set1_epi64(k))); \
+        at[a] = _mm512_mask_mov_epi64(at[a], better,                                       \
+                                      _mm512_add_epi64(iota, _mm512_set1_epi64(k)));       \
     }
 #define RG_DEFINE_SIMD_EXTREME_RANGE(N, T, V, S, SET1)                                     \
     RG_AVX512 static bool simd_extreme_range_##N(const void *xv, int64_t b, int64_t e,     \
@@ -829,10 +829,11 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         V m23 = is_max ? _mm512_max_##S(v[2], v[3]) : _mm512_min_##S(v[2], v[3]);         \
         V all = is_max ? _mm512_max_##S(m01, m23) : _mm512_min_##S(m01, m23);             \
         V best = SET1(is_max ? _mm512_reduce_max_##S(all) : _mm512_reduce_min_##S(all));   \
-        __m512i cand = _mm512_set1_epi64(INT64_MAX);                                       \
+        const __m512i none = _mm512_set1_epi64(INT64_MAX);                                 \
+        __m512i cand = none;                                                               \
         for (int a = 0; a < 4; a++)                                                        \
-            cand = _mm512_min_epi64(cand, _mm512_mask_mov_epi64(_mm512_set1_epi64(INT64_MAX), \
-                                                                RG_SIMD_EQ_##S(v[a], best), at[a])); \
+            cand = _mm512_min_epi64(                                                       \
+                cand, _mm512_mask_mov_epi64(none, RG_SIMD_EQ_##S(v[a], best), at[a]));     \
         *pos = _mm512_reduce_min_epi64(cand);                                              \
         return true;                                                                       \
     }
