@@ -582,6 +582,48 @@ START_TEST(test_nonzero_kept)
 }
 END_TEST
 
+/* rg_nonzero again after its last result was freed, on one input array
+ * rewritten each time.  On OpenMP a dense input is then done in one pass,
+ * into the storage that result leaves (large arrays only: results of
+ * 32 MiB and more here), if it holds nearly as many rows as the first
+ * block predicts; rows past it are written after the pass into grown
+ * storage.  The densities below fit that storage, overflow it late in the
+ * input, shrink well inside it, or predict too many rows for it. */
+START_TEST(test_nonzero_reused)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const int patterns[][8] = {
+        {500, 500, 500, 500, 500, 500, 500, 500}, /* fresh: two passes */
+        {500, 500, 500, 500, 500, 500, 500, 500}, /* about the same rows */
+        {500, 500, 500, 500, 900, 900, 900, 900}, /* rows past the storage */
+        {500, 100, 100, 100, 100, 100, 100, 100}, /* far fewer */
+        {990, 990, 990, 990, 990, 990, 990, 990}, /* too many predicted */
+        {990, 990, 990, 990, 990, 990, 990, 990}, /* then the same again */
+    };
+    size_t n = ((size_t)10 << 20) + 5; /* 80 MiB of float64 */
+    const int64_t flat[1] = {(int64_t)n};
+    rg_array *a = NULL;
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_FLOAT64, n), RG_OK);
+    for (int round = 0, nthreads; (nthreads = test_threads(round)) > 0; round++) {
+        for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+            unsigned char *buf = gen_pieces(RG_FLOAT64, n, patterns[p], 7 * p + (size_t)round);
+            ck_assert_int_eq(rg_array_write(a, 0, buf, n), RG_OK);
+            int64_t want_nnz = 0;
+            int64_t *want = ref_nonzero(RG_FLOAT64, buf, n, flat, 1, &want_nnz);
+            char what[96];
+            snprintf(what, sizeof what, "%s: reused storage, pattern %zu, %d threads",
+                     rg_backend_name(rg_context_backend(ctx)), p, nthreads);
+            expect_coords(ctx, a, flat, 1, -1, want, want_nnz, what);
+            free(want);
+            free(buf);
+        }
+    }
+    test_threads_restore();
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- errors --------------------------------------------------------------- */
 
 /* rg_nonzero_into fails with want and leaves coords and nnz alone. */
@@ -866,6 +908,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_kept, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_sparse_big, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_reused, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("segments");

@@ -936,6 +936,17 @@ static void keep_spare(rg_context *ctx, void *p, size_t len)
 }
 #endif
 
+size_t rg_omp_spare_bytes(const rg_context *ctx)
+{
+#ifdef RG_OMP_MAP_MIN
+    size_t len = ctx->impl ? spare_length(ctx->impl) : 0;
+    return len >= RG_OMP_MAP_MIN ? len : 0; /* smaller arrays are malloc'd, not mapped */
+#else
+    (void)ctx;
+    return 0;
+#endif
+}
+
 static void omp_destroy(rg_context *ctx)
 {
 #ifdef RG_OMP_MAP_MIN

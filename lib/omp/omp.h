@@ -196,6 +196,11 @@ RG_HIDDEN rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content
                                           const rg_array *offsets, rg_reduce_op op,
                                           rg_reduce_policy policy);
 
+/* The bytes of storage kept from the last large array freed, which the next
+ * large uninitialised array of at most that size takes over (omp.c); 0 if
+ * none, or too few for such an array. */
+RG_HIDDEN size_t rg_omp_spare_bytes(const rg_context *ctx);
+
 /* nonzero.c: the rg_ops entries for non-zero elements (see internal.h). */
 RG_HIDDEN rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz);
 RG_HIDDEN rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a,
