@@ -391,10 +391,14 @@ RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
  *
  * The OpenMP backend reads a once where it can.  With several threads,
  * rg_nonzero_into with room for a row per element of a, and rg_nonzero of
- * 1-D input of 8-byte elements whose first 65536 are at most 1/8 non-zero
- * (with no bound), make one pass over a: blocks of 65536 elements are
- * counted and written in turn, and the result of rg_nonzero is trimmed to
- * the rows after.  Otherwise a is counted first; while counting, it keeps
+ * 1-D input of 8-byte elements (with no bound) make one pass over a:
+ * blocks of 65536 elements are counted and written in turn, and the result
+ * of rg_nonzero is trimmed to the rows after.  rg_nonzero does so where
+ * the first 65536 elements are at most 1/8 non-zero, or where the context
+ * keeps the storage of a large array freed last (32 MiB or more, such as
+ * the previous result in a loop) holding nearly the rows they predict;
+ * rows past that storage are written after the pass.  Otherwise a is
+ * counted first; while counting, it keeps
  * the indices it finds in temporary host memory of up to an eighth of a's
  * bytes (float64 input up to 12.5% non-zero), and reads again only what
  * did not fit. */
