@@ -388,11 +388,10 @@ static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t
             }
             __atomic_store_n(&desc[b], RG_NZ_SUMMED | (uint64_t)(before + mine),
                              __ATOMIC_RELEASE);
-            if ((size_t)(before + mine) > room)
-                ; /* left out: see room */
-            else if (keep)
+            bool fits = (size_t)(before + mine) <= room; /* else left out: see room */
+            if (fits && keep)
                 put_rows(out + before, rows, (size_t)mine, stream);
-            else if (mine > 0)
+            else if (fits && mine > 0)
                 write(a->host, mask, k0, k1, shape, ndim, out + (size_t)before * ndim,
                       (size_t)mine * 8 < k1 - k0, stream,
                       (b + (size_t)nt + 1) * RG_NZ_CHAIN_BLOCK <= n
