@@ -780,6 +780,63 @@ START_TEST(test_reduce_extreme_long_exact)
 }
 END_TEST
 
+/* Tiles of 8 segments where one is longer than the rest, which the OpenMP
+ * extreme tiles (AVX-512) reduce apart from the other 7 (the lone lane):
+ * per tile a kind and the lone lane's place (every lane in turn), the other
+ * lanes' elements in 2, 4 or 8 registers or past 64 (gathered); ties for
+ * the longest (the first one is lone); a second segment too long for the
+ * tile; 16 and 17 elements, at the threshold; some tiles without one. */
+static int64_t lone_length(size_t i, uint64_t r)
+{
+    size_t tile = i / 8, lane = i % 8, lone = (tile / 8) % 8;
+    int64_t other = (int64_t)(r % 9); /* 0 .. 8 */
+    switch (tile % 8) {
+    case 0: return lane == lone ? 17 + (int64_t)(r % 47) : other;
+    case 1: return lane == lone ? 17 + (int64_t)(r % 47) : (int64_t)(r % 17);
+    case 2: return lane == lone ? 64 + (int64_t)(r % 300) : (int64_t)(r % 5);
+    case 3: return lane == lone ? 40 + (int64_t)(r % 24) : (int64_t)(r % 31);
+    case 4: return lane == lone || lane == (lone + 3) % 8 ? 30 : other;
+    case 5: return lane == lone ? 20 : lane == (lone + 5) % 8 ? 64 + (int64_t)(r % 9) : other;
+    case 6: return lane == lone ? 16 + (int64_t)(tile / 8 % 2) : 16;
+    default: return lane == lone ? 17 : 0;
+    }
+}
+START_TEST(test_reduce_lone_lanes)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    size_t nsegs = 8 * 8 * 8 * 5 + 3; /* and a partial tile */
+    int64_t *len = lengths_by(nsegs, 17, lone_length);
+    static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
+                                        RG_REDUCE_ARGMAX};
+    static const rg_dtype types[3] = {RG_FLOAT64, RG_INT64, RG_UINT64};
+    for (int t = 0; t < 3; t++)
+        for (int ot = 0; ot < 2; ot++)
+            check_ops_on(ctx, types[t], ot ? RG_INT32 : RG_INT64, len, nsegs, ops, 4, policy,
+                         1, 90 + (uint64_t)(2 * t + ot), "lone lanes");
+    /* signed zeros, infinities and rare NaN, bit for bit */
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    double *x = malloc(n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    uint64_t state = 23;
+    static const double vals[8] = {-0.0, 0.0, 1, -1, 2, -2, INFINITY, -INFINITY};
+    for (size_t k = 0; k < n; k++) {
+        uint64_t r = test_rand(&state);
+        x[k] = r % 499 == 0 ? NAN : vals[r % 8];
+    }
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1), *c64;
+    ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+    check_extremes_exact(ctx, c64, offsets, x, off, nsegs, policy, 0);
+    rg_array_free(c64);
+    rg_array_free(offsets);
+    free(x);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Hand-checked values: identities, ties, NaN, wrapping. */
 START_TEST(test_reduce_values)
 {
@@ -1023,6 +1080,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_windows_exact, 0, 2 * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("big");

@@ -248,7 +248,7 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
      * joins *a, whose elements come before.  The same result as the fold, with 8          \
      * independent selects in flight.  Returns where the fold goes on: past the groups,    \
      * or b, with *a untouched, if a NaN was seen (the fold then finds the first one). */  \
-    static inline int64_t extreme_lanes_##N(extreme_acc_##N *a, const T *restrict x,         \
+    static inline int64_t extreme_lanes_##N(extreme_acc_##N *a, const T *restrict x,       \
                                           int64_t b, int64_t e, int mode)                  \
     {                                                                                      \
         bool is_max = mode & 1;                                                            \
@@ -534,17 +534,40 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
     __m512i idx = _mm512_add_epi64(s, _mm512_set1_epi64(m));                               \
     BODY
 
-/* The tile's starts s and lengths len, or false when a segment is too long;
- * unit is whether all 8 segments have length 1 (one load, no gathers). */
-#define RG_SIMD_TILE_BEGIN(IN, IT)                                                         \
+/* An extreme tile whose longest segment has more than RG_SIMD_LONE
+ * elements leaves it out of the steps (its lane, the lone one, gets length
+ * 0) and reduces it alone by the family's range, which scans 9 or more
+ * 8-byte elements in 4 x 8 lanes: the other lanes then take as many steps as
+ * the second longest, and the span of their elements, skipping the lone
+ * segment's, fits in fewer registers.  On power-law lengths (AMD EPYC Zen 5,
+ * paired) min and argmax took 0.71x to 0.78x the time.  Sum tiles keep their
+ * longest segment: its range is one chain of adds, as long as the steps it
+ * saves, and measured no faster. */
+#define RG_SIMD_LONE 16
+#define RG_SIMD_NO_LONE INT64_MAX
+_Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
+
+/* The tile's starts s and lengths len, or false when a segment other than
+ * the lone one is too long.  lone: the lane left out where the longest
+ * segment is longer than LONE (-1 if none), gap: its length; span: the
+ * elements of the other lanes; unit: whether all 8 segments have length 1
+ * (one load, no gathers). */
+#define RG_SIMD_TILE_BEGIN(IN, IT, LONE)                                                   \
     const IT *o = ov;                                                                      \
     __m512i s = simd_starts_##IN(o + i);                                                   \
     __m512i len = _mm512_sub_epi64(simd_starts_##IN(o + i + 1), s);                        \
-    int64_t longest = _mm512_reduce_max_epi64(len);                                       \
+    int64_t longest = _mm512_reduce_max_epi64(len), gap = 0;                               \
+    int lone = -1;                                                                         \
+    if (longest > (LONE)) {                                                                \
+        lone = __builtin_ctz(_mm512_cmpeq_epi64_mask(len, _mm512_set1_epi64(longest)));    \
+        gap = longest;                                                                     \
+        len = _mm512_mask_mov_epi64(len, (__mmask8)(1u << lone), _mm512_setzero_si512());  \
+        longest = _mm512_reduce_max_epi64(len);                                            \
+    }                                                                                      \
     if (longest > RG_SIMD_LONGEST)                                                         \
         return false;                                                                      \
     simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT)); \
-    const int64_t base = (int64_t)o[i], span = (int64_t)o[i + RG_TILE] - base;               \
+    const int64_t base = (int64_t)o[i], span = (int64_t)o[i + RG_TILE] - base - gap;       \
     bool unit = longest <= 1 && span == RG_TILE
 
 /* Tiles of 8-byte elements spanning at most RG_SIMD_WINDOW elements load
@@ -555,12 +578,19 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
 #define RG_SIMD_WINDOW 64
 
 /* Register q of a window: its 8 elements of 8 bytes from base + 8q, those
- * past the span zero (masked loads: nothing past the span is read).  in:
- * bit j set for the window's elements j < span. */
+ * not in in zero (masked loads: nothing past the span is read). */
 RG_AVX512 static inline __m512i simd_win_load(const void *x, int64_t base, uint64_t in, int q)
 {
     return _mm512_maskz_loadu_epi64((__mmask8)(in >> (8 * q)),
                                     (const char *)x + (base + 8 * q) * 8);
+}
+/* The same where the lone segment's gap elements are skipped: window
+ * element j is x[base + j] for the bits of lo, x[base + gap + j] for hi. */
+RG_AVX512 static inline __m512i simd_win_load_gap(const void *x, int64_t base, uint64_t lo,
+                                                  uint64_t hi, int64_t gap, int q)
+{
+    return _mm512_mask_loadu_epi64(simd_win_load(x, base, lo, q), (__mmask8)(hi >> (8 * q)),
+                                   (const char *)x + (base + gap + 8 * q) * 8);
 }
 
 /* Lane j = element rel[j] of the window's registers (rel < 16, 32 or 64): a
@@ -594,36 +624,46 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
  * elements), else GATHER_STEPS with the elements gathered by GATHER.  In
  * registers, the starts s (and so idx) are made relative to the window, and
  * LOADED (a macro of a register, or nothing) sees each register loaded:
- * every element of the span is one of the tile's. */
+ * every element of the span is one of the tile's.  Tiles with a lone lane
+ * have their own copy of the window code, so the others load as before. */
 #define RG_SIMD_FETCHING(WIN, FROM, STEPS, GATHER_STEPS, GATHER, LOADED)                   \
     if (WIN && span <= RG_SIMD_WINDOW) {                                                   \
         s = _mm512_sub_epi64(s, _mm512_set1_epi64(base));                                  \
-        uint64_t in = span == 64 ? ~(uint64_t)0 : ((uint64_t)1 << span) - 1;              \
-        __m512i r0 = simd_win_load(x, base, in, 0), r1 = simd_win_load(x, base, in, 1);    \
-        LOADED(r0);                                                                        \
-        LOADED(r1);                                                                        \
-        if (span <= 16) {                                                                  \
-            STEPS(FROM(simd_win2(r0, r1, idx)));                                           \
-        } else {                                                                           \
-            __m512i r2 = simd_win_load(x, base, in, 2), r3 = simd_win_load(x, base, in, 3); \
-            LOADED(r2);                                                                    \
-            LOADED(r3);                                                                    \
-            if (span <= 32) {                                                              \
-                STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));                               \
-            } else {                                                                       \
-                __m512i r4 = simd_win_load(x, base, in, 4);                                \
-                __m512i r5 = simd_win_load(x, base, in, 5);                                \
-                __m512i r6 = simd_win_load(x, base, in, 6);                                \
-                __m512i r7 = simd_win_load(x, base, in, 7);                                \
-                LOADED(r4);                                                                \
-                LOADED(r5);                                                                \
-                LOADED(r6);                                                                \
-                LOADED(r7);                                                                \
-                STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7, idx)));               \
-            }                                                                              \
+        uint64_t in = span == 64 ? ~(uint64_t)0 : ((uint64_t)1 << span) - 1;               \
+        if (lone < 0) {                                                                    \
+            RG_SIMD_WINDOWED(RG_SIMD_WIN_LOAD, FROM, STEPS, LOADED)                        \
+        } else { /* the lanes after the lone one skip its elements */                      \
+            int64_t cut = (int64_t)o[i + lone] - base;                                     \
+            uint64_t lo = cut >= 64 ? in : in & (((uint64_t)1 << cut) - 1), hi = in & ~lo; \
+            __m512i shift = _mm512_set1_epi64(gap);                                        \
+            s = _mm512_mask_sub_epi64(s, (__mmask8)(0xfe << lone), s, shift);              \
+            RG_SIMD_WINDOWED(RG_SIMD_WIN_LOAD_GAP, FROM, STEPS, LOADED)                    \
         }                                                                                  \
     } else {                                                                               \
         GATHER_STEPS(GATHER);                                                              \
+    }
+#define RG_SIMD_WIN_LOAD(q) simd_win_load(x, base, in, q)
+#define RG_SIMD_WIN_LOAD_GAP(q) simd_win_load_gap(x, base, lo, hi, gap, q)
+#define RG_SIMD_WINDOWED(LOAD, FROM, STEPS, LOADED)                                        \
+    __m512i r0 = LOAD(0), r1 = LOAD(1);                                                    \
+    LOADED(r0);                                                                            \
+    LOADED(r1);                                                                            \
+    if (span <= 16) {                                                                      \
+        STEPS(FROM(simd_win2(r0, r1, idx)));                                               \
+    } else {                                                                               \
+        __m512i r2 = LOAD(2), r3 = LOAD(3);                                                \
+        LOADED(r2);                                                                        \
+        LOADED(r3);                                                                        \
+        if (span <= 32) {                                                                  \
+            STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));                                   \
+        } else {                                                                           \
+            __m512i r4 = LOAD(4), r5 = LOAD(5), r6 = LOAD(6), r7 = LOAD(7);                \
+            LOADED(r4);                                                                    \
+            LOADED(r5);                                                                    \
+            LOADED(r6);                                                                    \
+            LOADED(r7);                                                                    \
+            STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7, idx)));                   \
+        }                                                                                  \
     }
 #define RG_SIMD_LOADED_NOTHING(r) (void)0
 
@@ -637,9 +677,9 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
 #define RG_SIMD_LOAD_f64(p) _mm512_loadu_pd(p)
 #define RG_SIMD_LOAD_f32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
 #define RG_SIMD_LOAD_i64(p) _mm512_loadu_si512((const void *)(p))
-#define RG_SIMD_LOAD_i32(p)                                                              \
+#define RG_SIMD_LOAD_i32(p)                                                                \
     _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
-#define RG_SIMD_LOAD_u32(p)                                                              \
+#define RG_SIMD_LOAD_u32(p)                                                                \
     _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define RG_SIMD_GATHER_f64(k, idx, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), k, idx, x, 8)
 #define RG_SIMD_GATHER_f32(k, idx, x)                                                      \
@@ -679,7 +719,7 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
     {                                                                                      \
         const T *x = xv;                                                                   \
         bool prod = PROD && mode == 1;                                                     \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
+        RG_SIMD_TILE_BEGIN(IN, IT, RG_SIMD_NO_LONE);                                       \
         V acc = RG_SIMD_##L##_SET1(prod ? 1 : 0);                                          \
         if (unit) {                                                                        \
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
@@ -747,27 +787,49 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * strictly better, so ties keep the first position; empty segments keep the
  * identity and position -1. */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
-    RG_AVX512 static bool extreme_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
-                                                  int64_t i, int mode, bool stream)        \
+    RG_AVX512 RG_WINDOW bool extreme_steps_##N##_##IN(void *out, const T *x, const IT *o,  \
+                                                      int64_t i, int mode, bool stream,    \
+                                                      __m512i s, __m512i len,              \
+                                                      int64_t longest, int64_t span,       \
+                                                      int lone, int64_t gap)               \
     {                                                                                      \
-        const T *x = xv;                                                                   \
         bool is_max = mode & 1;                                                            \
-        RG_SIMD_TILE_BEGIN(IN, IT);                                                        \
-        (void)unit;                                                                        \
+        const int64_t base = (int64_t)o[i];                                                \
         V v = is_max ? SET1(TMIN) : SET1(TMAX);                                            \
         __m512i at = _mm512_set1_epi64(-1);                                                \
         __mmask8 nan = 0;                                                                  \
-        /* Step 0 takes the first element; a later one only a strictly better one.   \
-         * Lanes outside k may fetch anything: every use is masked by k.  A NaN     \
-         * is looked for once in a window's registers (steps 0.87x the time on     \
-         * power-law lengths), else at each step. */                                \
+        extreme_acc_##N lone_a = extreme_ident_##N(mode);                                  \
+        int64_t lone_b = lone >= 0 ? (int64_t)o[i + lone] : 0;                             \
+        if (lone >= 0) /* first: the steps then find the elements after it streamed in */  \
+            extreme_range_##N(&lone_a, (const void *)x, lone_b, o[i + lone + 1], mode);    \
+        /* Step 0 takes the first element; a later one only a strictly better one.         \
+         * Lanes outside k may fetch anything: every use is masked by k.  A NaN            \
+         * is looked for once in a window's registers (steps 0.87x the time on             \
+         * power-law lengths), else at each step. */                                       \
         RG_SIMD_FETCHING(1, RG_SIMD_FROM_##S, RG_SIMD_EXTREME_STEPS_##S,                   \
                          RG_SIMD_EXTREME_NAN_STEPS_##S, RG_SIMD_GATHER_##S(v, k, idx, x, 8), \
                          RG_SIMD_WINDOW_NAN_##S)                                           \
         if (ISF && nan)                                                                    \
             return false;                                                                  \
+        if (lone >= 0) {                                                                   \
+            v = RG_SIMD_MOV_##S(v, (__mmask8)(1u << lone), SET1(lone_a.v));                \
+            at = _mm512_mask_mov_epi64(at, (__mmask8)(1u << lone),                         \
+                                       _mm512_set1_epi64(lone_a.i - lone_b));              \
+        }                                                                                  \
         simd_store(out, i, mode >= 2 ? at : RG_SIMD_BITS_##S(v), stream);                  \
         return true;                                                                       \
+    }                                                                                      \
+    RG_AVX512 static bool extreme_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
+                                                  int64_t i, int mode, bool stream)        \
+    {                                                                                      \
+        const T *x = xv;                                                                   \
+        RG_SIMD_TILE_BEGIN(IN, IT, RG_SIMD_LONE);                                          \
+        (void)unit;                                                                        \
+        if (lone < 0) /* a copy of the steps without the lone lane's code */               \
+            return extreme_steps_##N##_##IN(out, x, o, i, mode, stream, s, len, longest,   \
+                                            span, -1, 0);                                  \
+        return extreme_steps_##N##_##IN(out, x, o, i, mode, stream, s, len, longest, span, \
+                                        lone, gap);                                        \
     }
 
 #define RG_SIMD_EXTREME_STEPS(S, FETCH, NANS)                                              \
@@ -834,8 +896,8 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);                     \
         V v[4];                                                                            \
         __m512i at[4];                                                                     \
-        /* every accumulator starts from the first 8 elements: a lane's first     \
-         * extreme is then still the earliest, as they come first */              \
+        /* every accumulator starts from the first 8 elements: a lane's first              \
+         * extreme is then still the earliest, as they come first */                       \
         v[0] = v[1] = v[2] = v[3] = RG_SIMD_LOAD_##S(0xff, x + b);                         \
         at[0] = at[1] = at[2] = at[3] = _mm512_add_epi64(iota, _mm512_set1_epi64(b));      \
         __mmask8 nan = RG_SIMD_NAN_##S(0xff, v[0]);                                        \
@@ -847,9 +909,9 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         }                                                                                  \
         if (nan)                                                                           \
             return false;                                                                  \
-        V m01 = is_max ? _mm512_max_##S(v[0], v[1]) : _mm512_min_##S(v[0], v[1]);         \
-        V m23 = is_max ? _mm512_max_##S(v[2], v[3]) : _mm512_min_##S(v[2], v[3]);         \
-        V all = is_max ? _mm512_max_##S(m01, m23) : _mm512_min_##S(m01, m23);             \
+        V m01 = is_max ? _mm512_max_##S(v[0], v[1]) : _mm512_min_##S(v[0], v[1]);          \
+        V m23 = is_max ? _mm512_max_##S(v[2], v[3]) : _mm512_min_##S(v[2], v[3]);          \
+        V all = is_max ? _mm512_max_##S(m01, m23) : _mm512_min_##S(m01, m23);              \
         V best = SET1(is_max ? _mm512_reduce_max_##S(all) : _mm512_reduce_min_##S(all));   \
         const __m512i none = _mm512_set1_epi64(INT64_MAX);                                 \
         __m512i cand = none;                                                               \
@@ -945,7 +1007,7 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
             F##_window_##N(out, seg, x, s, e - s, 8, mode);                                \
         } else {                                                                           \
             F##_acc_##N a = F##_ident_##N(mode);                                           \
-            F##_range_##N(&a, x, s, e, mode);                                          \
+            F##_range_##N(&a, x, s, e, mode);                                              \
             F##_store_##N(out, seg, a, s, e, mode);                                        \
         }                                                                                  \
     }                                                                                      \
@@ -1044,7 +1106,7 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
             p->has_head = i0 < i1 && o[i0] < k0; /* only i0 can begin before k0 */         \
             if (p->has_head) {                                                             \
                 p->head = F##_ident_##N(mode);                                             \
-                F##_range_##N(&p->head, x, k0, o[i0 + 1], mode);                       \
+                F##_range_##N(&p->head, x, k0, o[i0 + 1], mode);                           \
             }                                                                              \
             F##_segments_##N##_##IN(out, x, o, i0 + p->has_head, i1, nelems, mode, simd,   \
                                     stream);                                               \
@@ -1052,7 +1114,7 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
                 stream_fence();                                                            \
             p->tail = F##_ident_##N(mode);                                                 \
             if (i1 < nsegs)                                                                \
-                F##_range_##N(&p->tail, x, o[i1] > k0 ? (int64_t)o[i1] : k0, k1, mode); \
+                F##_range_##N(&p->tail, x, o[i1] > k0 ? (int64_t)o[i1] : k0, k1, mode);    \
         }                                                                                  \
         F##_acc_##N carry = F##_ident_##N(mode);                                           \
         int64_t carry_seg = -1;                                                            \
