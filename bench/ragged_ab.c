@@ -1,0 +1,280 @@
+/* ragged_ab.c — two builds of libragged in one process, called in turns on
+ * the same data, so that a change is timed against its base under the same
+ * conditions (this machine's speed varies from process to process; see
+ * BENCHMARKS.md).  Each build is loaded into its own link-map namespace with
+ * dlmopen (glibc), with its own OpenMP runtime; run with
+ * OMP_WAIT_POLICY=passive so that the idle team of one build does not spin
+ * while the other runs.
+ *
+ *   make bench/ragged_ab
+ *   OMP_WAIT_POLICY=passive ./bench/ragged_ab OLD.so NEW.so [--reps R]
+ *       [--ops OP,...] LENGTHS...
+ *
+ * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
+ * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
+ * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax (of
+ * float64 values in [-0.5, 0.5)), parents, local_index, starts (automatic
+ * strategy and policy).  Prints, per file and op, the medians of R runs of
+ * each build (after one warm-up), the median of the paired ratios new/old
+ * (run k of new over run k of old), and whether the two outputs hold the same
+ * bytes.  Exit status 0 when every output matched. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <ragged.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct build {
+    const char *path;
+    rg_status (*context_create)(rg_context **, rg_backend);
+    void (*context_free)(rg_context *);
+    const char *(*context_error)(const rg_context *);
+    rg_status (*from_host)(rg_array **, rg_context *, rg_dtype, const void *, size_t);
+    rg_status (*create)(rg_array **, rg_context *, rg_dtype, size_t);
+    rg_status (*read)(void *, const rg_array *, size_t, size_t);
+    void (*array_free)(rg_array *);
+    rg_status (*reduce)(rg_array *, const rg_array *, const rg_array *, rg_reduce_op,
+                        rg_reduce_policy, rg_reduce_policy *);
+    rg_status (*parents)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
+    rg_status (*local_index)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
+    rg_status (*starts)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
+    rg_context *ctx;
+} build;
+
+static const struct {
+    const char *name;
+    int reduce; /* 1: rg_segment_reduce with op; 0: a per-element op */
+    rg_reduce_op op;
+} op_table[] = {
+    {"sum", 1, RG_REDUCE_SUM},       {"prod", 1, RG_REDUCE_PROD},
+    {"min", 1, RG_REDUCE_MIN},       {"max", 1, RG_REDUCE_MAX},
+    {"argmin", 1, RG_REDUCE_ARGMIN}, {"argmax", 1, RG_REDUCE_ARGMAX},
+    {"parents", 0, 0},               {"local_index", 0, 1},
+    {"starts", 0, 2},
+};
+enum { NOPS = sizeof op_table / sizeof *op_table };
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "ragged_ab: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    exit(2);
+}
+
+static void *sym(void *h, const char *name)
+{
+    void *p = dlsym(h, name);
+    if (!p)
+        die("missing symbol", name);
+    return p;
+}
+
+static void load(build *b, const char *path)
+{
+    void *h = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        die("cannot load", dlerror());
+    b->path = path;
+    *(void **)&b->context_create = sym(h, "rg_context_create");
+    *(void **)&b->context_free = sym(h, "rg_context_free");
+    *(void **)&b->context_error = sym(h, "rg_context_error");
+    *(void **)&b->from_host = sym(h, "rg_array_from_host");
+    *(void **)&b->create = sym(h, "rg_array_create");
+    *(void **)&b->read = sym(h, "rg_array_read");
+    *(void **)&b->array_free = sym(h, "rg_array_free");
+    *(void **)&b->reduce = sym(h, "rg_segment_reduce");
+    *(void **)&b->parents = sym(h, "rg_parents");
+    *(void **)&b->local_index = sym(h, "rg_local_index");
+    *(void **)&b->starts = sym(h, "rg_segment_starts");
+    if (b->context_create(&b->ctx, RG_BACKEND_OPENMP) != RG_OK)
+        die("no OpenMP context in", path);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Reads a file of int64 lengths into offsets (nsegs + 1 values). */
+static int64_t *read_offsets(const char *path, size_t *nsegs)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0)
+        die("cannot seek", path);
+    long bytes = ftell(f);
+    if (bytes < 0 || bytes % 8 != 0 || fseek(f, 0, SEEK_SET) != 0)
+        die("not a file of int64 lengths", path);
+    size_t n = (size_t)bytes / 8;
+    int64_t *off = malloc((n + 1) * sizeof *off);
+    if (!off)
+        die("out of memory", path);
+    off[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t len;
+        if (fread(&len, sizeof len, 1, f) != 1 || len < 0 || off[i] > INT64_MAX - len)
+            die("bad lengths in", path);
+        off[i + 1] = off[i] + len;
+    }
+    fclose(f);
+    *nsegs = n;
+    return off;
+}
+
+/* Runs op k of op_table on build b: out must be of the op's output size. */
+static rg_status run(build *b, int k, rg_array *out, const rg_array *content,
+                     const rg_array *offsets)
+{
+    if (op_table[k].reduce)
+        return b->reduce(out, content, offsets, op_table[k].op, RG_REDUCE_POLICY_AUTO, NULL);
+    switch ((int)op_table[k].op) {
+    case 0: return b->parents(out, offsets, RG_STRATEGY_AUTO, NULL);
+    case 1: return b->local_index(out, offsets, RG_STRATEGY_AUTO, NULL);
+    default: return b->starts(out, offsets, RG_STRATEGY_AUTO, NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 9;
+    bool want[NOPS] = {0};
+    int nfiles = 0, any_op = 0;
+    const char *libs[2] = {NULL, NULL}, **files = calloc((size_t)argc, sizeof *files);
+    if (!files)
+        die("out of memory", NULL);
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--reps") && a + 1 < argc) {
+            reps = atoi(argv[++a]);
+        } else if (!strcmp(argv[a], "--ops") && a + 1 < argc) {
+            char *list = argv[++a];
+            for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                int k = 0;
+                while (k < NOPS && strcmp(op_table[k].name, t))
+                    k++;
+                if (k == NOPS)
+                    die("unknown op", t);
+                want[k] = true;
+                any_op = 1;
+            }
+        } else if (argv[a][0] == '-') {
+            die("unknown option", argv[a]);
+        } else if (!libs[0]) {
+            libs[0] = argv[a];
+        } else if (!libs[1]) {
+            libs[1] = argv[a];
+        } else {
+            files[nfiles++] = argv[a];
+        }
+    }
+    if (!nfiles || reps < 1 || reps > 1000) {
+        fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
+                        "LENGTHS...\n  ops: sum prod min max argmin argmax parents local_index "
+                        "starts (default: sum min argmax parents)\n");
+        return 2;
+    }
+    if (!any_op)
+        want[0] = want[2] = want[5] = want[6] = 1;
+
+    build b[2];
+    load(&b[0], libs[0]);
+    load(&b[1], libs[1]);
+    double *t[2] = {malloc((size_t)reps * sizeof(double)), malloc((size_t)reps * sizeof(double))};
+    double *ratio = malloc((size_t)reps * sizeof(double));
+    if (!t[0] || !t[1] || !ratio)
+        die("out of memory", NULL);
+    int mismatches = 0;
+    printf("old: %s\nnew: %s\n%d runs each, in turns; OMP_WAIT_POLICY=%s\n", libs[0], libs[1],
+           reps, getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
+    printf("%-28s %-12s %10s %10s %9s  %s\n", "lengths", "op", "old ms", "new ms", "new/old",
+           "outputs");
+    for (int f = 0; f < nfiles; f++) {
+        size_t nsegs;
+        int64_t *off = read_offsets(files[f], &nsegs);
+        size_t n = (size_t)off[nsegs];
+        double *x = malloc((n ? n : 1) * sizeof *x);
+        if (!x)
+            die("out of memory", files[f]);
+        uint64_t seed = 12345;
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            x[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+        }
+        rg_array *o[2], *c[2];
+        for (int l = 0; l < 2; l++)
+            if (b[l].from_host(&o[l], b[l].ctx, RG_INT64, off, nsegs + 1) != RG_OK ||
+                b[l].from_host(&c[l], b[l].ctx, RG_FLOAT64, x, n) != RG_OK)
+                die("cannot copy the data in", b[l].context_error(b[l].ctx));
+        const char *name = strrchr(files[f], '/');
+        name = name ? name + 1 : files[f];
+        for (int k = 0; k < NOPS; k++) {
+            if (!want[k])
+                continue;
+            size_t len = op_table[k].reduce ? nsegs : n;
+            rg_dtype dt = op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
+                                  op_table[k].op != RG_REDUCE_ARGMAX
+                              ? RG_FLOAT64
+                              : RG_INT64;
+            rg_array *out[2];
+            for (int l = 0; l < 2; l++)
+                if (b[l].create(&out[l], b[l].ctx, dt, len) != RG_OK)
+                    die("cannot allocate the output in", b[l].context_error(b[l].ctx));
+            for (int r = -1; r < reps; r++)
+                for (int l = 0; l < 2; l++) {
+                    double t0 = now();
+                    if (run(&b[l], k, out[l], c[l], o[l]) != RG_OK)
+                        die(op_table[k].name, b[l].context_error(b[l].ctx));
+                    if (r >= 0)
+                        t[l][r] = now() - t0;
+                }
+            for (int r = 0; r < reps; r++)
+                ratio[r] = t[1][r] / t[0][r];
+            unsigned char *res[2] = {malloc(len * 8 + 8), malloc(len * 8 + 8)};
+            if (!res[0] || !res[1])
+                die("out of memory", NULL);
+            for (int l = 0; l < 2; l++)
+                if (b[l].read(res[l], out[l], 0, len) != RG_OK)
+                    die("cannot read the output in", b[l].context_error(b[l].ctx));
+            bool same = memcmp(res[0], res[1], len * 8) == 0;
+            mismatches += !same;
+            printf("%-28s %-12s %10.3f %10.3f %9.3f  %s\n", name, op_table[k].name,
+                   1e3 * median(t[0], reps), 1e3 * median(t[1], reps), median(ratio, reps),
+                   same ? "same bytes" : "DIFFER");
+            fflush(stdout);
+            free(res[0]);
+            free(res[1]);
+            for (int l = 0; l < 2; l++)
+                b[l].array_free(out[l]);
+        }
+        for (int l = 0; l < 2; l++) {
+            b[l].array_free(o[l]);
+            b[l].array_free(c[l]);
+        }
+        free(x);
+        free(off);
+    }
+    for (int l = 0; l < 2; l++)
+        b[l].context_free(b[l].ctx);
+    free(t[0]);
+    free(t[1]);
+    free(ratio);
+    free(files);
+    return mismatches ? 1 : 0;
+}
