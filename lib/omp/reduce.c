@@ -540,9 +540,10 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * 8-byte elements in 4 x 8 lanes: the other lanes then take as many steps as
  * the second longest, and the span of their elements, skipping the lone
  * segment's, fits in fewer registers.  On power-law lengths (AMD EPYC Zen 5,
- * paired) min and argmax took 0.71x to 0.78x the time.  Sum tiles keep their
- * longest segment: its range is one chain of adds, as long as the steps it
- * saves, and measured no faster. */
+ * paired) min and argmax took 0.69x to 0.76x the time.  Sum tiles keep their
+ * longest segment: there the lone lane measured 0.98x to 1.02x, as its
+ * branch, one more that mispredicts on every kind of tile, ate the steps it
+ * saved (BENCHMARKS.md). */
 #define RG_SIMD_LONE 16
 #define RG_SIMD_NO_LONE INT64_MAX
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
