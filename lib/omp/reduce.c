@@ -463,10 +463,16 @@ typedef bool (*simd_tile_fn)(void *out, const void *x, const void *o, int64_t i,
 #define RG_SIMD_LONGEST 63
 _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 
-/* Where the tiles read ahead of the current one, in elements (8 KB of
- * float64): the gathers wait on each line they touch, and measured 1.3x to
- * 1.5x faster with these prefetches on segments of 1 to 15 elements. */
-#define RG_SIMD_AHEAD 1024
+/* Where the tiles read ahead of the current one, in elements (4 KB of
+ * float64), and how many lines: the tiles' loads wait on each line they
+ * touch, and ran 1.3x to 1.5x faster with prefetches on segments of 1 to 15
+ * elements (Intel Xeon).  On the AMD EPYC (Zen 5) tiles ran 3x to 4x slower
+ * with none: its masked loads seem to leave the stream to these.  There, 8
+ * lines (a window's 64 elements) against 4 took power-law sums 0.82x and
+ * min and argmax 0.83x to 0.87x the time, the rest 0.94x to 1.00x; 12 or 16
+ * lines no less; 512 elements ahead against 1024 0.97x to 0.99x. */
+#define RG_SIMD_AHEAD 512
+#define RG_SIMD_AHEAD_LINES 8
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -483,16 +489,32 @@ RG_AVX512 static inline __m512i simd_starts_i32(const int32_t *o)
     return _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)o));
 }
 
-/* Prefetches the 4 lines RG_SIMD_AHEAD elements (of size bytes) past the
- * tile's first one, and the offsets 32 tiles on.  The addresses are computed
- * as integers: they may lie past the arrays, where a prefetch does nothing. */
+/* A prefetch of the line at a that the compiler keeps: gcc 12 dropped every
+ * _mm_prefetch of these tiles once they sat under a branch, or once the tile
+ * was inlined into a loop, and the tiles then ran 3x to 4x slower here. */
+static inline void prefetch_line(uintptr_t a)
+{
+    __asm__ volatile("prefetcht0 (%0)" : : "r"(a));
+}
+
+/* Prefetches the RG_SIMD_AHEAD_LINES lines RG_SIMD_AHEAD elements (of size
+ * bytes) past the tile's first one, or 4 where the tile's segments have 0
+ * or 1 element (they span a line or two: all-length-1 min and argmax ran
+ * 1.15x slower with 8, and sum 1.02x with 2), and the offsets 32 tiles on.
+ * The addresses are computed as integers: they may lie past the arrays,
+ * where a prefetch does nothing. */
 RG_AVX512 static inline void simd_prefetch(const void *x, size_t size, int64_t start,
-                                           uintptr_t o_next)
+                                           uintptr_t o_next, bool tiny)
 {
     uintptr_t p = (uintptr_t)x + (uintptr_t)(start + RG_SIMD_AHEAD) * size;
-    for (int l = 0; l < 4; l++)
-        _mm_prefetch((const char *)(p + (uintptr_t)l * 64), _MM_HINT_T0);
-    _mm_prefetch((const char *)o_next, _MM_HINT_T0);
+    if (tiny) {
+        RG_UNROLL for (int l = 0; l < 4; l++)
+            prefetch_line(p + (uintptr_t)l * 64);
+    } else {
+        RG_UNROLL for (int l = 0; l < RG_SIMD_AHEAD_LINES; l++)
+            prefetch_line(p + (uintptr_t)l * 64);
+    }
+    prefetch_line(o_next);
 }
 
 RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool stream)
@@ -567,7 +589,8 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still st
     }                                                                                      \
     if (longest > RG_SIMD_LONGEST)                                                         \
         return false;                                                                      \
-    simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT)); \
+    simd_prefetch(x, sizeof *x, (int64_t)o[i], (uintptr_t)(o + i) + 32 * RG_TILE * sizeof(IT), \
+                  longest <= 1);                                                           \
     const int64_t base = (int64_t)o[i], span = (int64_t)o[i + RG_TILE] - base - gap;       \
     bool unit = longest <= 1 && span == RG_TILE
 
