@@ -447,8 +447,9 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * Why: the windows cost about 11 cycles per segment of 0 to 15 elements, a
  * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's results are one 64-byte
  * line (float32: half a line), streamed when the output is large.  Tiles
- * with a segment longer than RG_SIMD_LONGEST, and float min/max tiles with a
- * NaN (whose rules the fold keeps), go to the windows.
+ * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
+ * lone lane, below), and float min/max tiles with a NaN outside it (whose
+ * rules the fold keeps), go to the windows.
  * ------------------------------------------------------------------------ */
 
 /* Reduces segments i .. i + RG_TILE - 1 and stores their results at
@@ -556,32 +557,33 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
     __m512i idx = _mm512_add_epi64(s, _mm512_set1_epi64(m));                               \
     BODY
 
-/* An extreme tile whose longest segment has more than RG_SIMD_LONE
- * elements leaves it out of the steps (its lane, the lone one, gets length
- * 0) and reduces it alone by the family's range, which scans 9 or more
- * 8-byte elements in 4 x 8 lanes: the other lanes then take as many steps as
- * the second longest, and the span of their elements, skipping the lone
- * segment's, fits in fewer registers.  On power-law lengths (AMD EPYC Zen 5,
- * paired) min and argmax took 0.69x to 0.76x the time.  Sum tiles keep their
- * longest segment: there the lone lane measured 0.98x to 1.02x, as its
- * branch, one more that mispredicts on every kind of tile, ate the steps it
- * saved (BENCHMARKS.md). */
+/* A tile whose longest segment has more than RG_SIMD_LONE elements leaves
+ * it out of the steps (its lane, the lone one, gets length 0) and reduces
+ * it alone, first, by the family's range: a sum's left to right (in 8 lanes
+ * from 64 elements, as documented), an extreme's in 4 x 8 vector lanes.  The
+ * other lanes then take as many steps as the second longest, and the span of
+ * their elements, skipping the lone segment's, fits in fewer registers; a
+ * lone segment of 64 or more no longer sends the tile to the windows.  Such
+ * tiles run in a function of their own (F_lone), so the others' code is the
+ * same as without them: sharing it cost sums 1.02x to 1.03x on half-empty
+ * lengths, where no tile has a lone lane.  On power-law lengths (AMD EPYC
+ * Zen 5, paired against no lone lanes) min and argmax took 0.71x to 0.73x
+ * the time, sums 0.95x to 0.97x; other lengths 0.98x to 1.02x. */
 #define RG_SIMD_LONE 16
-#define RG_SIMD_NO_LONE INT64_MAX
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
 
 /* The tile's starts s and lengths len, or false when a segment other than
- * the lone one is too long.  lone: the lane left out where the longest
- * segment is longer than LONE (-1 if none), gap: its length; span: the
- * elements of the other lanes; unit: whether all 8 segments have length 1
- * (one load, no gathers). */
-#define RG_SIMD_TILE_BEGIN(IN, IT, LONE)                                                   \
+ * the lone one is too long.  LONELY (a constant): the longest segment is
+ * longer than RG_SIMD_LONE and is left out: lone is its lane (else -1), gap
+ * its length.  span: the elements of the other lanes; unit: whether all 8
+ * segments have length 1 (one load, no gathers). */
+#define RG_SIMD_TILE_BEGIN(IN, IT, LONELY)                                                 \
     const IT *o = ov;                                                                      \
     __m512i s = simd_starts_##IN(o + i);                                                   \
     __m512i len = _mm512_sub_epi64(simd_starts_##IN(o + i + 1), s);                        \
     int64_t longest = _mm512_reduce_max_epi64(len), gap = 0;                               \
     int lone = -1;                                                                         \
-    if (longest > (LONE)) {                                                                \
+    if (LONELY) {                                                                          \
         lone = __builtin_ctz(_mm512_cmpeq_epi64_mask(len, _mm512_set1_epi64(longest)));    \
         gap = longest;                                                                     \
         len = _mm512_mask_mov_epi64(len, (__mmask8)(1u << lone), _mm512_setzero_si512());  \
@@ -593,6 +595,29 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still st
                   longest <= 1);                                                           \
     const int64_t base = (int64_t)o[i], span = (int64_t)o[i + RG_TILE] - base - gap;       \
     bool unit = longest <= 1 && span == RG_TILE
+
+/* The simd_tile_fn of family F from its F_body (a tile, inlined, with or
+ * without a lone lane), which sends tiles with a lone lane to F_lone. */
+#define RG_SIMD_TILE_FNS(F, N, IN, IT)                                                     \
+    RG_AVX512 static __attribute__((noinline)) bool F##_lone_##N##_##IN(                   \
+        void *out, const void *xv, const void *ov, int64_t i, int mode, bool stream)       \
+    {                                                                                      \
+        return F##_body_##N##_##IN(out, xv, ov, i, mode, stream, true);                    \
+    }                                                                                      \
+    RG_AVX512 static bool F##_tile_##N##_##IN(void *out, const void *xv, const void *ov,   \
+                                              int64_t i, int mode, bool stream)            \
+    {                                                                                      \
+        const IT *o = ov;                                                                  \
+        __m512i len = _mm512_sub_epi64(simd_starts_##IN(o + i + 1), simd_starts_##IN(o + i)); \
+        if (_mm512_reduce_max_epi64(len) > RG_SIMD_LONE) {                                 \
+            /* two segments past the tiles' longest: to the windows, without a call */    \
+            unsigned big = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(RG_SIMD_LONGEST)); \
+            if (big & (big - 1))                                                           \
+                return false;                                                              \
+            return F##_lone_##N##_##IN(out, xv, ov, i, mode, stream);                      \
+        }                                                                                  \
+        return F##_body_##N##_##IN(out, xv, ov, i, mode, stream, false);                   \
+    }
 
 /* Tiles of 8-byte elements spanning at most RG_SIMD_WINDOW elements load
  * the span into registers (2, 4 or 8) and take step m's elements from them
@@ -738,13 +763,17 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * value, so each lane folds its segment left to right from the identity, as
  * the windows do. */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
-    RG_AVX512 static bool arith_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
-                                                int64_t i, int mode, bool stream)          \
+    RG_AVX512 RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
+                                                   int64_t i, int mode, bool stream,       \
+                                                   bool lonely)                            \
     {                                                                                      \
         const T *x = xv;                                                                   \
         bool prod = PROD && mode == 1;                                                     \
-        RG_SIMD_TILE_BEGIN(IN, IT, RG_SIMD_NO_LONE);                                       \
+        RG_SIMD_TILE_BEGIN(IN, IT, lonely);                                                \
         V acc = RG_SIMD_##L##_SET1(prod ? 1 : 0);                                          \
+        arith_acc_##N lone_a = arith_ident_##N(mode);                                      \
+        if (lonely) /* first: the steps then find the elements after it streamed in */    \
+            arith_range_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);              \
         if (unit) {                                                                        \
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
             acc = prod ? RG_SIMD_MUL_##L(acc, 0xff, acc, y) : RG_SIMD_ADD_##L(acc, 0xff, acc, y); \
@@ -757,9 +786,12 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
                              RG_SIMD_ADD_STEPS_##L, RG_SIMD_GATHER_##N(k, idx, x),         \
                              RG_SIMD_LOADED_NOTHING)                                       \
         }                                                                                  \
+        if (lonely)                                                                        \
+            acc = RG_SIMD_##L##_LANE(acc, lone, lone_a.v);                                 \
         simd_store_##N(out, i, acc, stream);                                               \
         return true;                                                                       \
-    }
+    }                                                                                      \
+    RG_SIMD_TILE_FNS(arith, N, IN, IT)
 /* Step m of a sum or a product: lanes k fold in the element FETCH gives. */
 #define RG_SIMD_FOLD_STEPS(OP, FETCH)                                                      \
     RG_SIMD_STEPS(acc = OP(acc, k, acc, FETCH))
@@ -767,6 +799,10 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define RG_SIMD_MUL_STEPS_PD(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_PD, FETCH)
 #define RG_SIMD_ADD_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_ADD_EPI64, FETCH)
 #define RG_SIMD_MUL_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_EPI64, FETCH)
+/* acc with lane j set to c */
+#define RG_SIMD_PD_LANE(acc, j, c) _mm512_mask_mov_pd(acc, (__mmask8)(1u << (j)), _mm512_set1_pd(c))
+#define RG_SIMD_EPI64_LANE(acc, j, c)                                                      \
+    _mm512_mask_mov_epi64(acc, (__mmask8)(1u << (j)), _mm512_set1_epi64((long long)(c)))
 #define RG_SIMD_ADD_PD _mm512_mask_add_pd
 #define RG_SIMD_MUL_PD _mm512_mask_mul_pd
 #define RG_SIMD_ADD_EPI64 _mm512_mask_add_epi64
@@ -811,31 +847,32 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * strictly better, so ties keep the first position; empty segments keep the
  * identity and position -1. */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
-    RG_AVX512 RG_WINDOW bool extreme_steps_##N##_##IN(void *out, const T *x, const IT *o,  \
-                                                      int64_t i, int mode, bool stream,    \
-                                                      __m512i s, __m512i len,              \
-                                                      int64_t longest, int64_t span,       \
-                                                      int lone, int64_t gap)               \
+    RG_AVX512 RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,             \
+                                                     const void *ov, int64_t i, int mode,  \
+                                                     bool stream, bool lonely)             \
     {                                                                                      \
+        const T *x = xv;                                                                   \
         bool is_max = mode & 1;                                                            \
-        const int64_t base = (int64_t)o[i];                                                \
+        RG_SIMD_TILE_BEGIN(IN, IT, lonely);                                                \
+        (void)unit;                                                                        \
         V v = is_max ? SET1(TMIN) : SET1(TMAX);                                            \
         __m512i at = _mm512_set1_epi64(-1);                                                \
         __mmask8 nan = 0;                                                                  \
         extreme_acc_##N lone_a = extreme_ident_##N(mode);                                  \
-        int64_t lone_b = lone >= 0 ? (int64_t)o[i + lone] : 0;                             \
-        if (lone >= 0) /* first: the steps then find the elements after it streamed in */  \
-            extreme_range_##N(&lone_a, (const void *)x, lone_b, o[i + lone + 1], mode);    \
-        /* Step 0 takes the first element; a later one only a strictly better one.         \
-         * Lanes outside k may fetch anything: every use is masked by k.  A NaN            \
-         * is looked for once in a window's registers (steps 0.87x the time on             \
-         * power-law lengths), else at each step. */                                       \
+        int64_t lone_b = lonely ? (int64_t)o[i + lone] : 0;                                \
+        if (lonely) /* first: the steps then find the elements after it streamed in */    \
+            extreme_range_##N(&lone_a, xv, lone_b, o[i + lone + 1], mode);                 \
+        /* Step 0 takes the first element; a later one only a strictly better one.   \
+         * Lanes outside k may fetch anything: every use is masked by k.  A NaN     \
+         * is looked for once in a window's registers (steps 0.87x the time on     \
+         * power-law lengths), else at each step; the lone segment's range has     \
+         * the NaN rules. */                                                        \
         RG_SIMD_FETCHING(1, RG_SIMD_FROM_##S, RG_SIMD_EXTREME_STEPS_##S,                   \
                          RG_SIMD_EXTREME_NAN_STEPS_##S, RG_SIMD_GATHER_##S(v, k, idx, x, 8), \
                          RG_SIMD_WINDOW_NAN_##S)                                           \
         if (ISF && nan)                                                                    \
             return false;                                                                  \
-        if (lone >= 0) {                                                                   \
+        if (lonely) {                                                                      \
             v = RG_SIMD_MOV_##S(v, (__mmask8)(1u << lone), SET1(lone_a.v));                \
             at = _mm512_mask_mov_epi64(at, (__mmask8)(1u << lone),                         \
                                        _mm512_set1_epi64(lone_a.i - lone_b));              \
@@ -843,18 +880,7 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         simd_store(out, i, mode >= 2 ? at : RG_SIMD_BITS_##S(v), stream);                  \
         return true;                                                                       \
     }                                                                                      \
-    RG_AVX512 static bool extreme_tile_##N##_##IN(void *out, const void *xv, const void *ov, \
-                                                  int64_t i, int mode, bool stream)        \
-    {                                                                                      \
-        const T *x = xv;                                                                   \
-        RG_SIMD_TILE_BEGIN(IN, IT, RG_SIMD_LONE);                                          \
-        (void)unit;                                                                        \
-        if (lone < 0) /* a copy of the steps without the lone lane's code */               \
-            return extreme_steps_##N##_##IN(out, x, o, i, mode, stream, s, len, longest,   \
-                                            span, -1, 0);                                  \
-        return extreme_steps_##N##_##IN(out, x, o, i, mode, stream, s, len, longest, span, \
-                                        lone, gap);                                        \
-    }
+    RG_SIMD_TILE_FNS(extreme, N, IN, IT)
 
 #define RG_SIMD_EXTREME_STEPS(S, FETCH, NANS)                                              \
     RG_SIMD_STEPS(__typeof__(v) y = FETCH;                                                 \
