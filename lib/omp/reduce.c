@@ -568,7 +568,9 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * same as without them: sharing it cost sums 1.02x to 1.03x on half-empty
  * lengths, where no tile has a lone lane.  On power-law lengths (AMD EPYC
  * Zen 5, paired against no lone lanes) min and argmax took 0.71x to 0.73x
- * the time, sums 0.95x to 0.97x; other lengths 0.98x to 1.02x. */
+ * the time, sums 0.95x to 0.97x; other lengths 0.98x to 1.02x.  (Sending
+ * tiles with two segments past RG_SIMD_LONGEST to the windows before the
+ * call, which medium lengths pay, cost half-empty sums 1.025x: layout.) */
 #define RG_SIMD_LONE 16
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
 
@@ -609,13 +611,8 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still st
     {                                                                                      \
         const IT *o = ov;                                                                  \
         __m512i len = _mm512_sub_epi64(simd_starts_##IN(o + i + 1), simd_starts_##IN(o + i)); \
-        if (_mm512_reduce_max_epi64(len) > RG_SIMD_LONE) {                                 \
-            /* two segments past the tiles' longest: to the windows, without a call */    \
-            unsigned big = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(RG_SIMD_LONGEST)); \
-            if (big & (big - 1))                                                           \
-                return false;                                                              \
+        if (_mm512_reduce_max_epi64(len) > RG_SIMD_LONE)                                   \
             return F##_lone_##N##_##IN(out, xv, ov, i, mode, stream);                      \
-        }                                                                                  \
         return F##_body_##N##_##IN(out, xv, ov, i, mode, stream, false);                   \
     }
 
