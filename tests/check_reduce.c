@@ -785,20 +785,20 @@ END_TEST
  * per tile a kind and the lone lane's place (every lane in turn), the other
  * lanes' elements in 2, 4 or 8 registers or past 64 (gathered); ties for
  * the longest (the first one is lone); a second segment too long for the
- * tile; 16 and 17 elements, at the threshold; some tiles without one. */
+ * tile; 24 and 25 elements, at the threshold; some tiles without one. */
 static int64_t lone_length(size_t i, uint64_t r)
 {
     size_t tile = i / 8, lane = i % 8, lone = (tile / 8) % 8;
     int64_t other = (int64_t)(r % 9); /* 0 .. 8 */
     switch (tile % 8) {
-    case 0: return lane == lone ? 17 + (int64_t)(r % 47) : other;
-    case 1: return lane == lone ? 17 + (int64_t)(r % 47) : (int64_t)(r % 17);
+    case 0: return lane == lone ? 25 + (int64_t)(r % 39) : other;
+    case 1: return lane == lone ? 25 + (int64_t)(r % 39) : (int64_t)(r % 25);
     case 2: return lane == lone ? 64 + (int64_t)(r % 300) : (int64_t)(r % 5);
     case 3: return lane == lone ? 40 + (int64_t)(r % 24) : (int64_t)(r % 31);
     case 4: return lane == lone || lane == (lone + 3) % 8 ? 30 : other;
-    case 5: return lane == lone ? 20 : lane == (lone + 5) % 8 ? 64 + (int64_t)(r % 9) : other;
-    case 6: return lane == lone ? 16 + (int64_t)(tile / 8 % 2) : 16;
-    default: return lane == lone ? 17 : 0;
+    case 5: return lane == lone ? 30 : lane == (lone + 5) % 8 ? 64 + (int64_t)(r % 9) : other;
+    case 6: return lane == lone ? 24 + (int64_t)(tile / 8 % 2) : 24;
+    default: return lane == lone ? 25 : 0;
     }
 }
 START_TEST(test_reduce_lone_lanes)

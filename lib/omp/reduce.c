@@ -570,8 +570,11 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * Zen 5, paired against no lone lanes) min and argmax took 0.71x to 0.73x
  * the time, sums 0.95x to 0.97x; other lengths 0.98x to 1.02x.  (Sending
  * tiles with two segments past RG_SIMD_LONGEST to the windows before the
- * call, which medium lengths pay, cost half-empty sums 1.025x: layout.) */
-#define RG_SIMD_LONE 16
+ * call, which medium lengths pay, cost half-empty sums 1.025x: layout.)
+ * Past 24 elements, not 16: power-law lengths 0.97x to 0.98x the time
+ * (32 about the same, 48 1.05x slower for min and argmax, 10 1.06x to
+ * 1.8x slower). */
+#define RG_SIMD_LONE 24
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
 
 /* The tile's starts s and lengths len, or false when a segment other than
