@@ -561,19 +561,15 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * it out of the steps (its lane, the lone one, gets length 0) and reduces
  * it alone, first, by the family's range: a sum's left to right (in 8 lanes
  * from 64 elements, as documented), an extreme's in 4 x 8 vector lanes.  The
- * other lanes then take as many steps as the second longest, and the span of
- * their elements, skipping the lone segment's, fits in fewer registers; a
- * lone segment of 64 or more no longer sends the tile to the windows.  Such
- * tiles run in a function of their own (F_lone), so the others' code is the
- * same as without them: sharing it cost sums 1.02x to 1.03x on half-empty
- * lengths, where no tile has a lone lane.  On power-law lengths (AMD EPYC
- * Zen 5, paired against no lone lanes) min and argmax took 0.71x to 0.73x
- * the time, sums 0.95x to 0.97x; other lengths 0.98x to 1.02x.  (Sending
- * tiles with two segments past RG_SIMD_LONGEST to the windows before the
- * call, which medium lengths pay, cost half-empty sums 1.025x: layout.)
- * Past 24 elements, not 16: power-law lengths 0.97x to 0.98x the time
- * (32 about the same, 48 1.05x slower for min and argmax, 10 1.06x to
- * 1.8x slower). */
+ * other lanes then take as many steps as the second longest, and their
+ * elements, skipping the lone segment's, fit in fewer registers; a lone
+ * segment of 64 or more no longer sends the tile to the windows.  Such tiles
+ * run in a function of their own (F_lone), so that the other tiles' code
+ * stays as it was: changes to it, even a branch never taken, cost half-empty
+ * sums 1.02x to 1.03x.  On power-law lengths (AMD EPYC Zen 5, paired against
+ * no lone lanes) min and argmax took 0.71x to 0.73x the time and sums 0.95x
+ * to 0.97x, other lengths 0.98x to 1.02x; a threshold of 24 against 16 took
+ * another 0.97x to 0.98x (32 about the same, 48 and 10 slower). */
 #define RG_SIMD_LONE 24
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
 
