@@ -69,22 +69,6 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
 #define RG_UNLIKELY(c) (c)
 #endif
 
-/* A prefetch of the line at a that the compiler keeps: gcc 12 dropped every
- * _mm_prefetch of the AVX-512 tiles below once they sat under a branch, or
- * once a tile was inlined into a loop, and the tiles then ran 3x to 4x
- * slower (AMD EPYC Zen 5).  The address is an integer: it may lie past the
- * arrays, where a prefetch does nothing. */
-static inline void prefetch_line(uintptr_t a)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    __asm__ volatile("prefetcht0 (%0)" : : "r"(a));
-#elif defined(__GNUC__)
-    __builtin_prefetch((const void *)a);
-#else
-    (void)a;
-#endif
-}
-
 /* How far the folds of long segments (sums and products of 64 or more
  * elements, extremes in lanes) prefetch ahead, in bytes: one line per line
  * read.  The hardware's prefetches seem to start late on each new segment
