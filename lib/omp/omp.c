@@ -712,8 +712,8 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 #define RG_OMP_SHORT_BLOCK 16
 
 /* How far ahead of a window of segments of length 1 only merge_stream_short
- * prefetches the offsets, in bytes: one line per line such a window reads.  The
- * hardware's prefetches seem to lag at each page.  AMD EPYC Zen 5, paired:
+ * prefetches the offsets, in bytes: one line per line such a window reads.
+ * The hardware's prefetches seem to lag at each page.  AMD EPYC Zen 5, paired:
  * parents, local index and starts of all-length-1 segments took 0.60x to
  * 0.63x the time with 4 KB, and 8 KB another 0.95x to 0.98x (2 KB 1.06x,
  * 16 KB no better).  Only windows found to be such prefetch: prefetching

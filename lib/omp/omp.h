@@ -95,8 +95,8 @@ static inline bool stream_output(size_t nbytes)
 /* A prefetch of the line at a that the compiler keeps: gcc 12 dropped every
  * _mm_prefetch of the reductions' AVX-512 tiles once they sat under a
  * branch, or once a tile was inlined into a loop, and the tiles then ran 3x
- * to 4x slower (AMD EPYC Zen 5).  The address is an integer: it may lie past the
- * arrays, where a prefetch does nothing. */
+ * to 4x slower (AMD EPYC Zen 5).  The address is an integer: it may lie
+ * past the arrays, where a prefetch does nothing. */
 static inline void prefetch_line(uintptr_t a)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -573,10 +573,11 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * segment of 64 or more no longer sends the tile to the windows.  Such tiles
  * get their own inlined copy of the tile (LONELY a constant), so that the
  * other tiles' code stays as it was: changes to it, even a branch never
- * taken, cost half-empty sums 1.02x to 1.03x.  On power-law lengths (AMD EPYC Zen 5, paired against
- * no lone lanes) min and argmax took 0.71x to 0.73x the time and sums 0.95x
- * to 0.97x, other lengths 0.98x to 1.02x; a threshold of 24 against 16 took
- * another 0.97x to 0.98x (32 about the same, 48 and 10 slower). */
+ * taken, cost half-empty sums 1.02x to 1.03x.  On power-law lengths (AMD
+ * EPYC Zen 5, paired against no lone lanes) min and argmax took 0.71x to
+ * 0.73x the time and sums 0.95x to 0.97x, other lengths 0.98x to 1.02x; a
+ * threshold of 24 against 16 took another 0.97x to 0.98x (32 about the
+ * same, 48 and 10 slower). */
 #define RG_SIMD_LONE 24
 _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
 
