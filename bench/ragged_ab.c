@@ -13,7 +13,8 @@
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
  * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax (of
- * float64 values in [-0.5, 0.5)), parents, local_index, starts (automatic
+ * float64 values in [-0.5, 0.5), or with --int64 int64 values in
+ * [-2^20, 2^20)), parents, local_index, starts (automatic
  * strategy and policy).  Prints, per file and op, the medians of R runs of
  * each build (after one warm-up), the median of the paired ratios new/old
  * (run k of new over run k of old), and whether the two outputs hold the same
@@ -155,7 +156,7 @@ static rg_status run(build *b, int k, rg_array *out, const rg_array *content,
 int main(int argc, char **argv)
 {
     int reps = 9;
-    bool want[NOPS] = {0};
+    bool want[NOPS] = {0}, ints = false;
     int nfiles = 0, any_op = 0;
     const char *libs[2] = {NULL, NULL}, **files = calloc((size_t)argc, sizeof *files);
     if (!files)
@@ -163,6 +164,8 @@ int main(int argc, char **argv)
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--reps") && a + 1 < argc) {
             reps = atoi(argv[++a]);
+        } else if (!strcmp(argv[a], "--int64")) {
+            ints = true;
         } else if (!strcmp(argv[a], "--ops") && a + 1 < argc) {
             char *list = argv[++a];
             for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -186,7 +189,7 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
-                        "LENGTHS...\n  ops: sum prod min max argmin argmax parents local_index "
+                        "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents local_index "
                         "starts (default: sum min argmax parents)\n");
         return 2;
     }
@@ -210,17 +213,21 @@ int main(int argc, char **argv)
         int64_t *off = read_offsets(files[f], &nsegs);
         size_t n = (size_t)off[nsegs];
         double *x = malloc((n ? n : 1) * sizeof *x);
+        int64_t *xi = (int64_t *)x; /* --int64: the same 8 bytes per element */
         if (!x)
             die("out of memory", files[f]);
         uint64_t seed = 12345;
         for (size_t k = 0; k < n; k++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            x[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+            if (ints)
+                xi[k] = (int64_t)(seed >> 43) - ((int64_t)1 << 20);
+            else
+                x[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
         }
         rg_array *o[2], *c[2];
         for (int l = 0; l < 2; l++)
             if (b[l].from_host(&o[l], b[l].ctx, RG_INT64, off, nsegs + 1) != RG_OK ||
-                b[l].from_host(&c[l], b[l].ctx, RG_FLOAT64, x, n) != RG_OK)
+                b[l].from_host(&c[l], b[l].ctx, ints ? RG_INT64 : RG_FLOAT64, x, n) != RG_OK)
                 die("cannot copy the data in", b[l].context_error(b[l].ctx));
         const char *name = strrchr(files[f], '/');
         name = name ? name + 1 : files[f];
@@ -228,7 +235,7 @@ int main(int argc, char **argv)
             if (!want[k])
                 continue;
             size_t len = op_table[k].reduce ? nsegs : n;
-            rg_dtype dt = op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
+            rg_dtype dt = !ints && op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
                                   op_table[k].op != RG_REDUCE_ARGMAX
                               ? RG_FLOAT64
                               : RG_INT64;

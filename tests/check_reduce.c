@@ -473,6 +473,53 @@ START_TEST(test_reduce_tiles_streamed)
 }
 END_TEST
 
+/* Integer sums and products of segments of 0 to 300 elements (on OpenMP,
+ * 64 or more go through 8 lanes and a tree, which must give the bits of
+ * the plain fold): odd factors, so that long products wrap instead of
+ * ending at 0; int32 and int64 offsets. */
+static int64_t int_lanes_length(size_t i, uint64_t r)
+{
+    (void)i;
+    return (int64_t)(r % 301);
+}
+START_TEST(test_reduce_int_lanes)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    size_t nsegs = 600;
+    int64_t *len = lengths_by(nsegs, 21, int_lanes_length);
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    static const rg_dtype types[] = {RG_INT8,   RG_UINT16, RG_INT32,
+                                     RG_UINT32, RG_INT64,  RG_UINT64};
+    for (size_t d = 0; d < sizeof types / sizeof *types; d++) {
+        rg_dtype t = types[d];
+        rg_array *offsets = test_array_from_i64(ctx, d % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+        size_t size = rg_dtype_size(t);
+        unsigned char *xh = malloc(n * size + size);
+        ck_assert_ptr_nonnull(xh);
+        uint64_t state = 77 + d;
+        for (size_t k = 0; k < n; k++) {
+            int64_t r = (int64_t)(test_rand(&state) % 4);
+            store_f64(t, xh, k, (double)(is_unsigned(t) ? 2 * r + 1 : 2 * r - 3));
+        }
+        rg_array *content = NULL;
+        ck_assert_msg(rg_array_from_host(&content, ctx, t, xh, n) == RG_OK, "content: %s",
+                      rg_context_error(ctx));
+        check_op(ctx, content, xh, offsets, off, nsegs, RG_REDUCE_PROD, policy,
+                 "odd factors, 0 to 300 elements");
+        check_op(ctx, content, xh, offsets, off, nsegs, RG_REDUCE_SUM, policy,
+                 "odd values, 0 to 300 elements");
+        rg_array_free(content);
+        rg_array_free(offsets);
+        free(xh);
+    }
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* float32 sums and products over 8M+ segments (a 32 MiB output of float32,
  * streamed half lines on CPUs with AVX-512): lengths 0 to 6 with runs of 1,
  * int64 and int32 offsets. */
@@ -1115,6 +1162,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("big");
