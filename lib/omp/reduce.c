@@ -142,7 +142,7 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * Integers wrap, so any order gives the same bits; they take the lanes for
  * their prefetch (below) and their products for 8 multiplies in flight:
  * int64 sums took 0.81x (power-law) to 0.96x the time of the plain loop,
- * products 0.42x to 0.87x, where segments reach 64 (AMD EPYC Zen 5,
+ * products 0.41x to 0.87x, where segments reach 64 (AMD EPYC Zen 5,
  * paired).  Shorter ranges keep
  * the plain order, which the windows below reproduce. */
 #define RG_LANES 8
