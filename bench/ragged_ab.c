@@ -8,7 +8,7 @@
  *
  *   make bench/ragged_ab
  *   OMP_WAIT_POLICY=passive ./bench/ragged_ab OLD.so NEW.so [--reps R]
- *       [--ops OP,...] LENGTHS...
+ *       [--ops OP,...] [--int64] LENGTHS...
  *
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
  * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
@@ -189,8 +189,8 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
-                        "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents local_index "
-                        "starts (default: sum min argmax parents)\n");
+                        "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents "
+                        "local_index starts (default: sum min argmax parents)\n");
         return 2;
     }
     if (!any_op)
@@ -212,8 +212,9 @@ int main(int argc, char **argv)
         size_t nsegs;
         int64_t *off = read_offsets(files[f], &nsegs);
         size_t n = (size_t)off[nsegs];
-        double *x = malloc((n ? n : 1) * sizeof *x);
-        int64_t *xi = (int64_t *)x; /* --int64: the same 8 bytes per element */
+        void *x = malloc((n ? n : 1) * 8); /* float64 values, or int64 with --int64 */
+        double *xf = x;
+        int64_t *xi = x;
         if (!x)
             die("out of memory", files[f]);
         uint64_t seed = 12345;
@@ -222,7 +223,7 @@ int main(int argc, char **argv)
             if (ints)
                 xi[k] = (int64_t)(seed >> 43) - ((int64_t)1 << 20);
             else
-                x[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+                xf[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
         }
         rg_array *o[2], *c[2];
         for (int l = 0; l < 2; l++)
