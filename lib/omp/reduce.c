@@ -143,8 +143,8 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * their prefetch (below) and their products for 8 multiplies in flight:
  * int64 sums took 0.81x (power-law) to 0.96x the time of the plain loop,
  * products 0.41x to 0.87x, where segments reach 64 (AMD EPYC Zen 5,
- * paired).  Shorter ranges keep
- * the plain order, which the windows below reproduce. */
+ * paired).  Shorter ranges keep the plain order, which the windows below
+ * reproduce. */
 #define RG_LANES 8
 #define RG_LANES_MIN 64
 /* min, max, argmin and argmax also scan in lanes (same results: see
