@@ -78,6 +78,14 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * 1.14x the time of 4 KB. */
 #define RG_RANGE_AHEAD 4096
 #define RG_RANGE_PREFETCH(p) prefetch_line((uintptr_t)(const void *)(p) + RG_RANGE_AHEAD)
+/* The same for a fold's group of RG_LANES elements from p, once per line:
+ * only the group that begins within a line's first RG_LANES elements
+ * prefetches (every group, for 8-byte elements). */
+#define RG_RANGE_PREFETCH_GROUP(p)                                                         \
+    do {                                                                                   \
+        if ((uintptr_t)(const void *)(p) % 64 < RG_LANES * sizeof *(p))                    \
+            RG_RANGE_PREFETCH(p);                                                          \
+    } while (0)
 
 /* ------------------------------------------------------------------------
  * Every content dtype: N (name; b8 is bool, whose name stdbool.h would
@@ -139,12 +147,13 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * right.  One chain of dependent float adds runs at the add's latency
  * (10^8 doubles in long segments on 2 threads: 41 ms on the 2-core
  * development machine, against 21 ms in 8 lanes, where memory is the limit).
- * Integers wrap, so any order gives the same bits; they take the lanes for
- * their prefetch (below) and their products for 8 multiplies in flight:
- * int64 sums took 0.81x (power-law) to 0.96x the time of the plain loop,
- * products 0.41x to 0.87x, where segments reach 64 (AMD EPYC Zen 5,
- * paired).  Shorter ranges keep the plain order, which the windows below
- * reproduce. */
+ * Integers wrap, so any order gives the same bits; 8-byte ones take the
+ * lanes for their prefetch (below) and their products for 8 multiplies in
+ * flight: int64 sums took 0.81x (power-law) to 0.96x the time of the plain
+ * loop, products 0.41x to 0.87x, where segments reach 64 (AMD EPYC Zen 5,
+ * paired).  Narrower integers, not measured, keep the plain loop, which
+ * the compiler vectorises.  Shorter ranges keep the plain order, which the
+ * windows below reproduce. */
 #define RG_LANES 8
 #define RG_LANES_MIN 64
 /* min, max, argmin and argmax also scan in lanes (same results: see
@@ -165,21 +174,21 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
                                        int64_t e, int mode)                                \
     {                                                                                      \
         AT v = a->v;                                                                       \
-        if (e - b >= RG_LANES_MIN) {                                                       \
+        if ((ISF || sizeof(T) == 8) && e - b >= RG_LANES_MIN) {                            \
             AT lane[RG_LANES];                                                             \
             int64_t stop = b + (e - b) / RG_LANES * RG_LANES;                              \
             for (int j = 0; j < RG_LANES; j++)                                             \
                 lane[j] = (AT)(mode == 1);                                                 \
             if (mode == 1)                                                                 \
                 for (; b < stop; b += RG_LANES) {                                          \
-                    RG_RANGE_PREFETCH(x + b);                                              \
+                    RG_RANGE_PREFETCH_GROUP(x + b);                                        \
                     RG_UNROLL                                                              \
                     for (int j = 0; j < RG_LANES; j++)                                     \
                         lane[j] *= (AT)x[b + j];                                           \
                 }                                                                          \
             else                                                                           \
                 for (; b < stop; b += RG_LANES) {                                          \
-                    RG_RANGE_PREFETCH(x + b);                                              \
+                    RG_RANGE_PREFETCH_GROUP(x + b);                                        \
                     RG_UNROLL                                                              \
                     for (int j = 0; j < RG_LANES; j++)                                     \
                         lane[j] += (AT)x[b + j];                                           \
@@ -277,7 +286,7 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
             nan |= is_nan_##N(v[j]);                                                       \
         }                                                                                  \
         for (int64_t k = b + RG_LANES; k < stop; k += RG_LANES) {                          \
-            RG_RANGE_PREFETCH(x + k);                                                      \
+            RG_RANGE_PREFETCH_GROUP(x + k);                                                \
             if (is_max) {                                                                  \
                 RG_UNROLL                                                                  \
                 for (int j = 0; j < RG_LANES; j++) {                                       \
