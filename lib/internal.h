@@ -41,7 +41,8 @@ typedef struct rg_ops {
     /* *first_bad = the smallest i with (i == 0 ? o[0] != 0 : o[i] < o[i-1]),
      * or -1 when there is none.  offsets has at least one element.  Where
      * there is none, *longest = the largest o[i+1] - o[i] (0 without
-     * segments), or -1 where the backend does not compute it. */
+     * segments), or -1 where the backend does not compute it (OpenMP
+     * computes it only where all segments are of one length). */
     rg_status (*offsets_check)(const rg_array *offsets, int64_t *first_bad, int64_t *longest);
     /* lengths[i] = o[i+1] - o[i]. */
     rg_status (*lengths)(rg_array *lengths, const rg_array *offsets);
@@ -49,7 +50,7 @@ typedef struct rg_ops {
      * the non-negative lengths, saturated at UINT64_MAX, so that a total
      * above INT64_MAX means overflow and INT64_MAX itself still fits;
      * *longest = the largest length, or -1 where the backend does not
-     * compute it. */
+     * compute it (as offsets_check). */
     rg_status (*lengths_total)(const rg_array *lengths, int64_t *first_negative, uint64_t *total,
                                int64_t *longest);
     /* offsets[0] = 0, offsets[i+1] = offsets[i] + lengths[i]; lengths are
@@ -160,7 +161,9 @@ struct rg_array {
     int64_t offsets_last;
     /* With offsets_ok: the longest segment where the check (or the lengths
      * the offsets were made from) measured it, else -1.  Lets the GPU
-     * heuristics take one work-item per segment when no segment is long. */
+     * heuristics take one work-item per segment when no segment is long,
+     * and the OpenMP merge path write regular offsets (all segments of one
+     * length) without reading them. */
     int64_t offsets_longest;
 };
 

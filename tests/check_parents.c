@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,132 @@ START_TEST(test_elem_streamed)
 }
 END_TEST
 
+/* Regular offsets, every segment of one length: the OpenMP merge path
+ * writes short ones from the length alone, in windows of whole 64-byte
+ * lines (regular_fill of lib/omp/omp.c; up to 64 elements for int64
+ * output, 32 for int32).  Lengths around those bounds, segment counts that
+ * end windows and threads' shares part way, offsets known from the check
+ * and from rg_offsets_from_lengths, outputs past 32 MiB (streamed), every
+ * thread count, and edits that make known offsets irregular. */
+static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nsegs,
+                                       rg_dtype tin, rg_dtype tout, bool bump)
+{
+    int64_t *lens = malloc((nsegs + 1) * sizeof *lens);
+    ck_assert_ptr_nonnull(lens);
+    for (size_t i = 0; i < nsegs; i++)
+        lens[i] = len;
+    if (bump) { /* the same total, lengths no longer equal */
+        lens[nsegs / 2]--;
+        lens[nsegs - 1]++;
+    }
+    int64_t *off = ref_offsets(lens, nsegs);
+    rg_array *lengths = test_array_from_i64(ctx, tin, lens, nsegs);
+    rg_array *offsets = NULL;
+    ck_assert_int_eq(rg_array_create(&offsets, ctx, tin, nsegs + 1), RG_OK);
+    ck_assert_int_eq(rg_offsets_from_lengths(offsets, lengths), RG_OK);
+    size_t nelems = (size_t)off[nsegs];
+    for (int o = 0; o < 3; o++) {
+        char label[160];
+        snprintf(label, sizeof label, "%s, %zu segments of %lld%s from lengths, %s -> %s",
+                 ops[o].name, nsegs, (long long)len, bump ? " but two" : "", rg_dtype_name(tin),
+                 rg_dtype_name(tout));
+        rg_array *out = test_array_filled(ctx, tout, nelems, -7);
+        ck_assert_msg(ops[o].op(out, offsets, RG_STRATEGY_AUTO, NULL) == RG_OK, "%s: %s", label,
+                      rg_context_error(ctx));
+        int64_t *want = ops[o].ref(off, nsegs);
+        int64_t *got = test_read_i64(out);
+        test_expect_i64(got, want, nelems, label);
+        free(got);
+        free(want);
+        rg_array_free(out);
+    }
+    rg_array_free(offsets);
+    rg_array_free(lengths);
+    free(off);
+    free(lens);
+}
+
+/* Regular offsets already used, then edited in place, each edit keeping the
+ * last offset: a middle offset moved (the first length still divides the
+ * total evenly), then o[1]. */
+static void check_regular_edited(rg_context *ctx, int64_t len, size_t nsegs, rg_dtype tin)
+{
+    int64_t *lens = malloc(nsegs * sizeof *lens);
+    ck_assert_ptr_nonnull(lens);
+    for (size_t i = 0; i < nsegs; i++)
+        lens[i] = len;
+    int64_t *off = ref_offsets(lens, nsegs);
+    size_t nelems = (size_t)off[nsegs];
+    rg_array *offsets = test_array_from_i64(ctx, tin, off, nsegs + 1);
+    rg_array *out = test_array_filled(ctx, RG_INT64, nelems, -7);
+    for (int edit = 0; edit < 3; edit++) {
+        if (edit > 0) {
+            size_t at = edit == 1 ? nsegs / 2 : 1;
+            off[at] += edit == 1 ? -1 : 1; /* stays monotonic: len >= 2 */
+            int64_t v64 = off[at];
+            int32_t v32 = (int32_t)v64;
+            ck_assert_int_eq(rg_array_write(offsets, at, tin == RG_INT32 ? (void *)&v32
+                                                                      : (void *)&v64, 1),
+                             RG_OK);
+        }
+        for (int o = 0; o < 3; o++) {
+            char label[160];
+            snprintf(label, sizeof label, "%s, %zu segments of %lld, %s offsets, edit %d",
+                     ops[o].name, nsegs, (long long)len, rg_dtype_name(tin), edit);
+            ck_assert_msg(ops[o].op(out, offsets, RG_STRATEGY_MERGE_PATH, NULL) == RG_OK,
+                          "%s: %s", label, rg_context_error(ctx));
+            int64_t *want = ops[o].ref(off, nsegs);
+            int64_t *got = test_read_i64(out);
+            test_expect_i64(got, want, nelems, label);
+            free(got);
+            free(want);
+        }
+    }
+    rg_array_free(out);
+    rg_array_free(offsets);
+    free(off);
+    free(lens);
+}
+
+START_TEST(test_elem_regular)
+{
+    int b = test_backend_plain(_i);
+    TEST_CONTEXT(ctx, b);
+    int rounds = test_backend(b) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    static const int64_t lens[] = {1, 2, 3, 7, 8, 16, 31, 32, 33, 63, 64, 65};
+    static const size_t counts[] = {1, 5, 64, 1000, 16411};
+    for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
+         round++) {
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+            /* fewer than 1000 segments are too little work for more threads */
+            for (size_t c = round > 0 ? 3 : 0; c < sizeof counts / sizeof *counts; c++) {
+                int64_t *len = malloc(counts[c] * sizeof *len);
+                ck_assert_ptr_nonnull(len);
+                for (size_t i = 0; i < counts[c]; i++)
+                    len[i] = lens[l];
+                char what[64];
+                snprintf(what, sizeof what, "regular, %d threads", nthreads);
+                check_lengths_all_dtypes(ctx, len, counts[c], RG_STRATEGY_MERGE_PATH, what);
+                if (c == 4)
+                    check_lengths_all_dtypes(ctx, len, counts[c], RG_STRATEGY_AUTO, what);
+                free(len);
+            }
+        if (round != 0 && round != 2)
+            continue;
+        /* Past 32 MiB of output: streamed (on 1 and 3 threads). */
+        check_regular_from_lengths(ctx, 1, ((size_t)33 << 20) / 8 + 5, RG_INT64, RG_INT64, false);
+        check_regular_from_lengths(ctx, 3, ((size_t)33 << 20) / 12 + 7, RG_INT32, RG_INT32, false);
+        check_regular_from_lengths(ctx, 64, ((size_t)33 << 20) / 512 + 3, RG_INT32, RG_INT64, false);
+        check_regular_from_lengths(ctx, 5, 12345, RG_INT64, RG_INT32, false);
+        check_regular_from_lengths(ctx, 5, 12345, RG_INT32, RG_INT64, true);
+        check_regular_edited(ctx, 2, 5000, RG_INT32);
+        check_regular_edited(ctx, 8, 100000, RG_INT64);
+    }
+    test_threads_restore();
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_strategy_choose)
 {
     TEST_CONTEXT(ctx, _i);
@@ -600,6 +727,7 @@ Suite *parents_suite(void)
     tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_mixed, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_elem_streamed, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_loop_test(tc, test_elem_regular, 0, TEST_NBACKENDS_PLAIN);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

@@ -59,26 +59,36 @@ static inline bool is_index_dtype(rg_dtype t)
  * therefore always flags its block.  A block can also be flagged by a
  * negative value that follows a bad pair in an earlier part: its search is
  * bounded to the block, finds nothing, and the scan goes on.  Parts are in
- * order, so the smallest bad index over the threads is the first. */
+ * order, so the smallest bad index over the threads is the first.  The same
+ * pass ORs each difference XOR o[1]: where that stays 0 every segment has
+ * o[1] elements, *equal = o[1] (regular offsets, see regular_fill), else
+ * *equal = -1; 0 without segments. */
 #define RG_CHECK_BLOCK 1024
 #define RG_DEFINE_OFFSETS_CHECK(N, T, U)                                                   \
-    static int64_t offsets_check_##N(const void *offsets, size_t len)                      \
+    static int64_t offsets_check_##N(const void *offsets, size_t len, int64_t *equal)      \
     {                                                                                      \
         const T *o = offsets;                                                              \
+        *equal = len == 1 ? 0 : -1;                                                        \
         if (o[0] != 0)                                                                     \
             return 0;                                                                      \
         size_t pairs = len - 1; /* comparisons o[i-1] <= o[i] for i in 1..len-1 */         \
+        const U first = len > 1 ? (U)o[1] : 0;                                             \
         int64_t bad = INT64_MAX;                                                           \
-        RG_OMP(parallel num_threads(team_size(pairs)) reduction(min : bad))                \
+        U unequal = 0;                                                                     \
+        RG_OMP(parallel num_threads(team_size(pairs)) reduction(min : bad)                 \
+                   reduction(| : unequal))                                                 \
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
             size_t end = 1 + part_begin(pairs, t + 1, nt);                                 \
             for (size_t b = 1 + part_begin(pairs, t, nt); b < end; b += RG_CHECK_BLOCK) {  \
                 size_t e = end - b > RG_CHECK_BLOCK ? b + RG_CHECK_BLOCK : end;            \
                 U any = 0;                                                                 \
-                RG_OMP(simd reduction(| : any))                                            \
-                for (size_t i = b; i < e; i++)                                             \
-                    any |= (U)o[i] | ((U)o[i] - (U)o[i - 1]);                              \
+                RG_OMP(simd reduction(| : any, unequal))                                   \
+                for (size_t i = b; i < e; i++) {                                           \
+                    U d = (U)o[i] - (U)o[i - 1];                                           \
+                    any |= (U)o[i] | d;                                                    \
+                    unequal |= d ^ first;                                                  \
+                }                                                                          \
                 if (any >> (sizeof(U) * 8 - 1)) {                                          \
                     size_t i = b;                                                          \
                     while (i < e && o[i] >= o[i - 1])                                      \
@@ -90,18 +100,25 @@ static inline bool is_index_dtype(rg_dtype t)
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
-        return bad == INT64_MAX ? -1 : bad;                                                \
+        if (bad != INT64_MAX)                                                              \
+            return bad;                                                                    \
+        if (len > 1 && unequal == 0)                                                       \
+            *equal = (int64_t)first;                                                       \
+        return -1;                                                                         \
     }
 
-/* lengths_total: the first negative length and the sum saturated at UINT64_MAX. */
+/* lengths_total: the first negative length and the sum saturated at UINT64_MAX;
+ * *equal = the length of every segment where all are equal (0 without
+ * segments), else -1, as offsets_check. */
 #define RG_DEFINE_LENGTHS_TOTAL(N, T)                                                      \
     static void lengths_total_##N(const void *lengths, size_t n, int64_t *first_negative,  \
-                                  uint64_t *total)                                         \
+                                  uint64_t *total, int64_t *equal)                         \
     {                                                                                      \
         const T *len = lengths;                                                            \
+        const uint64_t first = n > 0 ? (uint64_t)(int64_t)len[0] : 0;                      \
         int64_t neg = INT64_MAX;                                                           \
-        uint64_t sum = 0;                                                                  \
-        RG_OMP(parallel num_threads(team_size(n)))                                         \
+        uint64_t sum = 0, unequal = 0;                                                     \
+        RG_OMP(parallel num_threads(team_size(n)) reduction(| : unequal))                  \
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
             size_t end = part_begin(n, t + 1, nt);                                         \
@@ -113,6 +130,7 @@ static inline bool is_index_dtype(rg_dtype t)
                     break;                                                                 \
                 }                                                                          \
                 my_sum = sat_add(my_sum, (uint64_t)len[i]);                                \
+                unequal |= (uint64_t)(int64_t)len[i] ^ first;                              \
             }                                                                              \
             RG_OMP(critical(rg_omp_lengths_total))                                         \
             {                                                                              \
@@ -122,6 +140,7 @@ static inline bool is_index_dtype(rg_dtype t)
         }                                                                                  \
         *first_negative = neg == INT64_MAX ? -1 : neg;                                     \
         *total = sum;                                                                      \
+        *equal = n == 0 ? 0 : neg == INT64_MAX && unequal == 0 ? (int64_t)first : -1;      \
     }
 
 RG_DEFINE_OFFSETS_CHECK(i32, int32_t, uint32_t)
@@ -853,6 +872,60 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
         }                                                                                  \
     }
 
+/* Regular offsets: every one of the nsegs segments has len elements, as
+ * the offsets check found (its "longest" with longest * nsegs = nelems).
+ * Short ones (a line of output spans len segments or fewer) are written
+ * without reading the offsets, which for segments of length 1 are as large
+ * as the output: whole windows of segments starting on lines, each a
+ * pattern of one window (j / len, j % len or j / len * len) plus the
+ * window's first segment, 0 or first element.  Longer segments go to the
+ * merge path, which reads a fraction 1 / len more. */
+#define RG_DEFINE_REGULAR_FILL(N, T)                                                       \
+    static void regular_fill_##N(void *out_, int64_t nsegs, int64_t len, rg_elem_kind kind, \
+                                 int team)                                                 \
+    {                                                                                      \
+        T *restrict out = out_;                                                            \
+        enum { LINE = 64 / sizeof(T) };                                                    \
+        const int64_t per = RG_OMP_WINDOW / (LINE * len) * LINE; /* segments a window */   \
+        const int64_t nwin = (nsegs + per - 1) / per;                                      \
+        const bool stream = stream_output((size_t)(nsegs * len) * sizeof(T));              \
+        const bool lines = have_avx512();                                                  \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            T pattern[RG_OMP_WINDOW] __attribute__((aligned(64)));                         \
+            T buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                             \
+            for (int64_t j = 0; j < per * len; j++)                                        \
+                pattern[j] = (T)(kind == RG_ELEM_PARENTS ? j / len                         \
+                                 : kind == RG_ELEM_LOCAL ? j % len : j / len * len);       \
+            int t = thread_id(), nt = team_threads();                                      \
+            int64_t s1 = (int64_t)part_begin((size_t)nwin, t + 1, nt) * per;               \
+            s1 = s1 < nsegs ? s1 : nsegs;                                                  \
+            for (int64_t s = (int64_t)part_begin((size_t)nwin, t, nt) * per; s < s1;       \
+                 s += per) {                                                               \
+                int64_t k = s * len, n = (s1 - s < per ? s1 - s : per) * len;              \
+                const T base = (T)(kind == RG_ELEM_PARENTS ? s                             \
+                                   : kind == RG_ELEM_LOCAL ? 0 : k);                       \
+                T *dst = stream ? buf : out + k;                                           \
+                RG_OMP(simd)                                                               \
+                for (int64_t j = 0; j < n; j++)                                            \
+                    dst[j] = (T)(pattern[j] + base);                                       \
+                if (stream && lines)                                                       \
+                    stream_copy_lines(out + k, buf, (size_t)n * sizeof(T));                \
+                else if (stream)                                                           \
+                    stream_copy(out + k, buf, (size_t)n * sizeof(T));                      \
+            }                                                                              \
+            if (stream)                                                                    \
+                stream_fence();                                                            \
+        }                                                                                  \
+    }
+
+/* Whether regular_fill takes segments of len elements into out of dtype. */
+static bool regular_short(int64_t len, rg_dtype out)
+{
+    return len > 0 && len * 64 / (int64_t)rg_dtype_size(out) <= RG_OMP_WINDOW;
+}
+
+RG_EACH_TYPE(RG_DEFINE_REGULAR_FILL)
 RG_EACH_PAIR(RG_DEFINE_BSEARCH)
 RG_EACH_PAIR(RG_DEFINE_PER_SEGMENT)
 RG_EACH_PAIR(RG_DEFINE_FLOOD)
@@ -1130,12 +1203,14 @@ static rg_status omp_finish(rg_context *ctx)
 static rg_status omp_offsets_check(const rg_array *offsets, int64_t *first_bad,
                                    int64_t *longest)
 {
-    *longest = -1; /* the OpenMP heuristics do not use it */
-    static int64_t (*const fns[2])(const void *, size_t) = {offsets_check_i32,
-                                                            offsets_check_i64};
+    /* The longest only where all segments are equal (the OpenMP heuristics
+     * do not use it; regular_fill does). */
+    static int64_t (*const fns[2])(const void *, size_t, int64_t *) = {offsets_check_i32,
+                                                                       offsets_check_i64};
+    *longest = -1;
     if (!is_index_dtype(offsets->dtype))
         return dtype_error(offsets->ctx, "offsets_check");
-    *first_bad = fns[type_index(offsets->dtype)](offsets->host, offsets->length);
+    *first_bad = fns[type_index(offsets->dtype)](offsets->host, offsets->length, longest);
     return RG_OK;
 }
 
@@ -1153,15 +1228,18 @@ static rg_status omp_lengths(rg_array *lengths, const rg_array *offsets)
 static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negative,
                                    uint64_t *total, int64_t *longest)
 {
-    *longest = -1; /* the OpenMP heuristics do not use it */
-    static void (*const fns[2])(const void *, size_t, int64_t *, uint64_t *) = {
+    /* As omp_offsets_check: the longest only where all lengths are equal. */
+    static void (*const fns[2])(const void *, size_t, int64_t *, uint64_t *, int64_t *) = {
         lengths_total_i32, lengths_total_i64};
+    *longest = -1;
     if (!is_index_dtype(lengths->dtype))
         return dtype_error(lengths->ctx, "lengths_total");
     *first_negative = -1;
     *total = 0;
+    *longest = 0;
     if (lengths->length > 0)
-        fns[type_index(lengths->dtype)](lengths->host, lengths->length, first_negative, total);
+        fns[type_index(lengths->dtype)](lengths->host, lengths->length, first_negative, total,
+                                        longest);
     return RG_OK;
 }
 
@@ -1201,6 +1279,14 @@ static rg_status omp_elem_segments(rg_array *out, const rg_array *offsets, rg_st
     if (nelems == 0)
         return RG_OK;
     int team = team_size((size_t)nsegs + (size_t)nelems);
+    int64_t len = offsets->offsets_ok ? offsets->offsets_longest : -1;
+    if (strategy == RG_STRATEGY_MERGE_PATH && regular_short(len, out->dtype) &&
+        len * nsegs == nelems) {
+        static void (*const regular[2])(void *, int64_t, int64_t, rg_elem_kind, int) = {
+            regular_fill_i32, regular_fill_i64};
+        regular[type_index(out->dtype)](out->host, nsegs, len, kind, team);
+        return RG_OK;
+    }
     int64_t *scratch = NULL;
     if (strategy == RG_STRATEGY_FLOOD && !(scratch = team_scratch(ctx, team)))
         return RG_ENOMEM;
