@@ -874,12 +874,13 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 
 /* Regular offsets: every one of the nsegs segments has len elements, as
  * the offsets check found (its "longest" with longest * nsegs = nelems).
- * Short ones (a line of output spans len segments or fewer) are written
- * without reading the offsets, which for segments of length 1 are as large
- * as the output: whole windows of segments starting on lines, each a
- * pattern of one window (j / len, j % len or j / len * len) plus the
- * window's first segment, 0 or first element.  Longer segments go to the
- * merge path, which reads a fraction 1 / len more. */
+ * Short ones (up to 64 elements for int64 output, 32 for int32: a window
+ * then holds a 64-byte line's count of whole segments, so every window
+ * starts on a line) are written without reading the offsets, which for
+ * segments of length 1 are as large as the output: each window is a
+ * pattern (j / len, j % len or j / len * len) plus the window's first
+ * segment, 0 or first element.  Longer segments go to the merge path,
+ * which reads a fraction 1 / len more than it writes. */
 #define RG_DEFINE_REGULAR_FILL(N, T)                                                       \
     static void regular_fill_##N(void *out_, int64_t nsegs, int64_t len, rg_elem_kind kind, \
                                  int team)                                                 \
@@ -1236,7 +1237,7 @@ static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negat
         return dtype_error(lengths->ctx, "lengths_total");
     *first_negative = -1;
     *total = 0;
-    *longest = 0;
+    *longest = 0; /* no segments */
     if (lengths->length > 0)
         fns[type_index(lengths->dtype)](lengths->host, lengths->length, first_negative, total,
                                         longest);
