@@ -39,6 +39,22 @@ static int is_concrete(rg_strategy s)
            s == RG_STRATEGY_MERGE_PATH;
 }
 
+/* Runs operation o on offsets (holding off[0 .. nsegs]) into out and
+ * compares out with its reference; used, if not NULL, gets the strategy. */
+static void run_op(rg_context *ctx, int o, rg_array *out, const rg_array *offsets,
+                   rg_strategy strategy, rg_strategy *used, const int64_t *off, size_t nsegs,
+                   const char *label)
+{
+    rg_status st = ops[o].op(out, offsets, strategy, used);
+    ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st),
+                  rg_context_error(ctx));
+    int64_t *want = ops[o].ref(off, nsegs);
+    int64_t *got = test_read_i64(out);
+    test_expect_i64(got, want, (size_t)off[nsegs], label);
+    free(got);
+    free(want);
+}
+
 /* Runs the three operations with one strategy and dtype pair on offsets
  * off[0 .. nsegs] and compares each with its reference. */
 static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_strategy strategy,
@@ -53,20 +69,12 @@ static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_stra
                  nsegs, nelems);
         rg_array *out = test_array_filled(ctx, tout, nelems, -7);
         rg_strategy used = (rg_strategy)99;
-        rg_status st = ops[o].op(out, offsets, strategy, &used);
-        ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st), rg_context_error(ctx));
-
+        run_op(ctx, o, out, offsets, strategy, &used, off, nsegs, label);
         ck_assert_msg(is_concrete(used), "%s: used = %d", label, (int)used);
         rg_strategy expect = strategy != RG_STRATEGY_AUTO ? strategy
                                                           : test_expect_strategy(ctx, off, nsegs);
         ck_assert_msg(used == expect, "%s: used %s, expected %s", label, rg_strategy_name(used),
                       rg_strategy_name(expect));
-
-        int64_t *want = ops[o].ref(off, nsegs);
-        int64_t *got = test_read_i64(out);
-        test_expect_i64(got, want, nelems, label);
-        free(got);
-        free(want);
         rg_array_free(out);
     }
     rg_array_free(offsets);
@@ -319,13 +327,20 @@ END_TEST
  * end windows and threads' shares part way, offsets known from the check
  * and from rg_offsets_from_lengths, outputs past 32 MiB (streamed), every
  * thread count, and edits that make known offsets irregular. */
-static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nsegs,
-                                       rg_dtype tin, rg_dtype tout, bool bump)
+/* nsegs lengths of len each (malloc'd, with room for one more). */
+static int64_t *equal_lengths(size_t nsegs, int64_t len)
 {
     int64_t *lens = malloc((nsegs + 1) * sizeof *lens);
     ck_assert_ptr_nonnull(lens);
     for (size_t i = 0; i < nsegs; i++)
         lens[i] = len;
+    return lens;
+}
+
+static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nsegs,
+                                       rg_dtype tin, rg_dtype tout, bool bump)
+{
+    int64_t *lens = equal_lengths(nsegs, len);
     if (bump) { /* the same total, lengths no longer equal */
         lens[nsegs / 2]--;
         lens[nsegs - 1]++;
@@ -342,13 +357,7 @@ static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nseg
                  ops[o].name, nsegs, (long long)len, bump ? " but two" : "", rg_dtype_name(tin),
                  rg_dtype_name(tout));
         rg_array *out = test_array_filled(ctx, tout, nelems, -7);
-        ck_assert_msg(ops[o].op(out, offsets, RG_STRATEGY_AUTO, NULL) == RG_OK, "%s: %s", label,
-                      rg_context_error(ctx));
-        int64_t *want = ops[o].ref(off, nsegs);
-        int64_t *got = test_read_i64(out);
-        test_expect_i64(got, want, nelems, label);
-        free(got);
-        free(want);
+        run_op(ctx, o, out, offsets, RG_STRATEGY_AUTO, NULL, off, nsegs, label);
         rg_array_free(out);
     }
     rg_array_free(offsets);
@@ -362,10 +371,7 @@ static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nseg
  * total evenly), then o[1]. */
 static void check_regular_edited(rg_context *ctx, int64_t len, size_t nsegs, rg_dtype tin)
 {
-    int64_t *lens = malloc(nsegs * sizeof *lens);
-    ck_assert_ptr_nonnull(lens);
-    for (size_t i = 0; i < nsegs; i++)
-        lens[i] = len;
+    int64_t *lens = equal_lengths(nsegs, len);
     int64_t *off = ref_offsets(lens, nsegs);
     size_t nelems = (size_t)off[nsegs];
     rg_array *offsets = test_array_from_i64(ctx, tin, off, nsegs + 1);
@@ -384,13 +390,7 @@ static void check_regular_edited(rg_context *ctx, int64_t len, size_t nsegs, rg_
             char label[160];
             snprintf(label, sizeof label, "%s, %zu segments of %lld, %s offsets, edit %d",
                      ops[o].name, nsegs, (long long)len, rg_dtype_name(tin), edit);
-            ck_assert_msg(ops[o].op(out, offsets, RG_STRATEGY_MERGE_PATH, NULL) == RG_OK,
-                          "%s: %s", label, rg_context_error(ctx));
-            int64_t *want = ops[o].ref(off, nsegs);
-            int64_t *got = test_read_i64(out);
-            test_expect_i64(got, want, nelems, label);
-            free(got);
-            free(want);
+            run_op(ctx, o, out, offsets, RG_STRATEGY_MERGE_PATH, NULL, off, nsegs, label);
         }
     }
     rg_array_free(out);
@@ -411,10 +411,7 @@ START_TEST(test_elem_regular)
         for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
             /* fewer than 1000 segments are too little work for more threads */
             for (size_t c = round > 0 ? 3 : 0; c < sizeof counts / sizeof *counts; c++) {
-                int64_t *len = malloc(counts[c] * sizeof *len);
-                ck_assert_ptr_nonnull(len);
-                for (size_t i = 0; i < counts[c]; i++)
-                    len[i] = lens[l];
+                int64_t *len = equal_lengths(counts[c], lens[l]);
                 char what[64];
                 snprintf(what, sizeof what, "regular, %d threads", nthreads);
                 check_lengths_all_dtypes(ctx, len, counts[c], RG_STRATEGY_MERGE_PATH, what);
