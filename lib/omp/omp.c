@@ -895,7 +895,8 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
         {                                                                                  \
             T pattern[RG_OMP_WINDOW] __attribute__((aligned(64)));                         \
             T buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                             \
-            for (int64_t j = 0; j < per * len; j++)                                        \
+            /* the whole window: what is read is then plainly set */                       \
+            for (int64_t j = 0; j < RG_OMP_WINDOW; j++)                                    \
                 pattern[j] = (T)(kind == RG_ELEM_PARENTS ? j / len                         \
                                  : kind == RG_ELEM_LOCAL ? j % len : j / len * len);       \
             int t = thread_id(), nt = team_threads();                                      \
