@@ -924,7 +924,7 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 /* Whether regular_fill takes segments of len elements into out of dtype. */
 static bool regular_short(int64_t len, rg_dtype out)
 {
-    return len > 0 && len * 64 / (int64_t)rg_dtype_size(out) <= RG_OMP_WINDOW;
+    return len > 0 && len <= RG_OMP_WINDOW / (64 / (int64_t)rg_dtype_size(out));
 }
 
 RG_EACH_TYPE(RG_DEFINE_REGULAR_FILL)
