@@ -3,10 +3,12 @@
 /* Build options (lib/ocl/reduce.c): -DT=element type, -DACC=accumulator of
  * sum and prod (ulong for integers: wrapping without UB; the float type for
  * floats), -DIS_FLOAT=0|1, -DT_MIN / -DT_MAX (identities of max and min),
- * -DVT=merge-path steps per work-item per tile, -DNEED_FP64 when double is
- * used, and -DCLASS=0|1, the class of ops the program serves: 0 sum and
- * prod, whose running state is the accumulator alone, 1 the others, whose
- * state is a value and a position or count.  Within a class the op is the
+ * -DVT=merge-path steps per work-item per tile, -DSEG_LANES (1: none) and
+ * -DSEG_LANES_MIN, the lanes of a per-segment sum or product and the length
+ * from which it uses them, -DNEED_FP64 when double is used, and
+ * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
+ * running state is the accumulator alone, 1 the others, whose state is a
+ * value and a position or count.  Within a class the op is the
  * run-time argument `op` (rg_reduce_op's numbers), so two programs per
  * dtype serve every op: cold builds are slow (about a second each on
  * PoCL), and the branches on op are uniform.  The classes are separate
@@ -146,13 +148,48 @@ void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
 
 /* ---- one work-item per segment -------------------------------------------- */
 
+#if CLASS == CLASS_ARITH && SEG_LANES > 1
+#if SEG_LANES != 8
+#error "SEG_LANES: 1 or 8"
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define ACC8 CAT(ACC, 8)
+/* The whole groups of 8 elements from x[*k] (up to end) folded as 8
+ * interleaved lanes (lane j takes *k + j, *k + j + 8, ...), the lanes
+ * combined as j with j + 4, then j + 2, then j + 1; *k moves past them.
+ * Eight additions are in flight instead of one chain at the add's latency,
+ * which bounded a long segment's work-item.  This is the order of an
+ * OpenMP thread's part (ragged.h). */
+acc_t lanes(global const T *x, long *k, long end, int op)
+{
+    long b = *k, stop = b + (end - b) / 8 * 8;
+    ACC8 v = (ACC8)(ident(op));
+    if (op == OP_PROD)
+        for (; b < stop; b += 8)
+            v *= CAT(convert_, ACC8)(vload8(0, x + b));
+    else
+        for (; b < stop; b += 8)
+            v += CAT(convert_, ACC8)(vload8(0, x + b));
+    *k = b;
+    CAT(ACC, 4) v4 = op == OP_PROD ? v.lo * v.hi : v.lo + v.hi;
+    CAT(ACC, 2) v2 = op == OP_PROD ? v4.lo * v4.hi : v4.lo + v4.hi;
+    return combine(v2.lo, v2.hi, op);
+}
+#endif
+
 kernel void reduce_segments(global const T *x, global const int *o32, global const long *o64,
                             int wide, ulong nsegs, int op, global uchar *out)
 {
     for (ulong s = get_global_id(0); s < nsegs; s += get_global_size(0)) {
         long start = OFF(s), end = OFF(s + 1);
         acc_t a = ident(op);
-        for (long k = start; k < end; k++)
+        long k = start;
+#if CLASS == CLASS_ARITH && SEG_LANES > 1
+        if (end - k >= SEG_LANES_MIN)
+            a = lanes(x, &k, end, op);
+#endif
+        for (; k < end; k++)
             a = fold(a, x[k], k, op);
         store(out, s, a, start, end, op);
     }

@@ -551,7 +551,9 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * by tile and chunk by chunk in order; in a run of tiles (2048 steps) that
  * lie wholly inside one segment, work-item l instead adds elements l,
  * l + 256, ... of each, and the work-items' shares go through the same
- * tree once, after the run.  OpenCL per-segment: left to right.
+ * tree once, after the run.  OpenCL per-segment: on CPU devices (PoCL) as
+ * an OpenMP thread's part (8 lanes from 64 elements, in the accumulator's
+ * type), on other devices left to right.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {
