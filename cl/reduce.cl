@@ -4,8 +4,9 @@
  * sum and prod (ulong for integers: wrapping without UB; the float type for
  * floats), -DIS_FLOAT=0|1, -DT_MIN / -DT_MAX (identities of max and min),
  * -DVT=merge-path steps per work-item per tile, -DSEG_LANES (1: none) and
- * -DSEG_LANES_MIN, the lanes of a per-segment sum or product and the length
- * from which it uses them, -DNEED_FP64 when double is used, and
+ * -DSEG_LANES_MIN, the lanes of a per-segment reduction (sum and prod in
+ * class 0, the extremes in class 1) and the length from which it uses
+ * them, -DNEED_FP64 when double is used, and
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
  * value and a position or count.  Within a class the op is the
@@ -148,12 +149,14 @@ void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
 
 /* ---- one work-item per segment -------------------------------------------- */
 
-#if CLASS == CLASS_ARITH && SEG_LANES > 1
+#if SEG_LANES > 1
 #if SEG_LANES != 8
 #error "SEG_LANES: 1 or 8"
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+
+#if CLASS == CLASS_ARITH
 #define ACC8 CAT(ACC, 8)
 /* The whole groups of 8 elements from x[*k] (up to end) folded as 8
  * interleaved lanes (lane j takes *k + j, *k + j + 8, ...), the lanes
@@ -161,7 +164,7 @@ void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
  * Eight additions are in flight instead of one chain at the add's latency,
  * which bounded a long segment's work-item.  This is the order of an
  * OpenMP thread's part (ragged.h). */
-acc_t lanes(global const T *x, long *k, long end, int op)
+acc_t arith_lanes(global const T *x, long *k, long end, int op)
 {
     long b = *k, stop = b + (end - b) / 8 * 8;
     ACC8 v = (ACC8)(ident(op));
@@ -176,6 +179,52 @@ acc_t lanes(global const T *x, long *k, long end, int op)
     CAT(ACC, 2) v2 = op == OP_PROD ? v4.lo * v4.hi : v4.lo + v4.hi;
     return combine(v2.lo, v2.hi, op);
 }
+#else
+#define T8 CAT(T, 8)
+/* min, max, argmin, argmax: the whole groups of 8 elements from x[*k] (up
+ * to end) scanned as 8 interleaved lanes, lane j keeping the first extreme
+ * of *k + j, *k + j + 8, ...; the lanes' best (the lowest position of
+ * equals) then joins a.  The same result as the fold, with 8 independent
+ * selects in flight.  *k moves past the groups, or stays, with a returned
+ * as it came, if they hold a NaN (the fold then finds the first). */
+acc_t extreme_lanes(global const T *x, long *k, long end, int op, acc_t a)
+{
+    long b = *k, stop = b + (end - b) / 8 * 8;
+    T8 v = vload8(0, x + b);
+    long8 at = (long8)(b) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
+#if IS_FLOAT
+    int nan = any(isnan(v));
+#endif
+    for (long g = b + 8; g < stop; g += 8) {
+        T8 y = vload8(0, x + g);
+        /* Lanes where y takes over (not where equal: the first stays).  A
+         * vector condition selects per lane; min and max are undefined on
+         * infinities. */
+        long8 take = convert_long8(IS_MAX(op) ? y > v : y < v);
+        v = (IS_MAX(op) ? y > v : y < v) ? y : v;
+        at = take ? (long8)(g) + (long8)(0, 1, 2, 3, 4, 5, 6, 7) : at;
+#if IS_FLOAT
+        nan |= any(isnan(y));
+#endif
+    }
+#if IS_FLOAT
+    if (nan)
+        return a;
+#endif
+    *k = stop;
+    T lv[8];
+    long lat[8];
+    vstore8(v, 0, lv);
+    vstore8(at, 0, lat);
+    for (int j = 0; j < 8; j++) {
+        acc_t c;
+        c.v = lv[j];
+        c.i = lat[j];
+        a = combine(a, c, op);
+    }
+    return a;
+}
+#endif
 #endif
 
 kernel void reduce_segments(global const T *x, global const int *o32, global const long *o64,
@@ -185,9 +234,12 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
         long start = OFF(s), end = OFF(s + 1);
         acc_t a = ident(op);
         long k = start;
-#if CLASS == CLASS_ARITH && SEG_LANES > 1
+#if SEG_LANES > 1 && CLASS == CLASS_ARITH
         if (end - k >= SEG_LANES_MIN)
-            a = lanes(x, &k, end, op);
+            a = arith_lanes(x, &k, end, op);
+#elif SEG_LANES > 1
+        if (IS_EXTREME(op) && end - k >= SEG_LANES_MIN)
+            a = extreme_lanes(x, &k, end, op, a);
 #endif
         for (; k < end; k++)
             a = fold(a, x[k], k, op);

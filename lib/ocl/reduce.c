@@ -6,11 +6,12 @@
 
 #include "ocl.h"
 
-/* Lanes of a per-segment sum or product on CPU devices, from SEG_LANES_MIN
+/* Lanes of a per-segment reduction on CPU devices, from SEG_LANES_MIN
  * elements (SEG_LANES and SEG_LANES_MIN of reduce.cl): one segment of 2^24
- * float64 took 20.8 ms on PoCL as one chain of additions, 8.0 ms in lanes.
- * Other devices fold left to right: there per-segment only takes segments
- * of up to 256 elements, and lanes have not been measured on a GPU. */
+ * float64 took about 20 ms on PoCL as one chain of additions, 5 to 6 ms in
+ * lanes (min and argmax: 14 to 16 ms, 7 to 8 ms).  Other devices fold left
+ * to right: there per-segment only takes segments of up to 256 elements,
+ * and lanes have not been measured on a GPU. */
 #define SEG_LANES_CPU 8
 #define SEG_LANES_MIN 64
 /* Merge-path steps per work-item per tile (VT of reduce.cl). */
@@ -188,12 +189,19 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
         job.o64 = rg_ocl_mem_in(offsets);
     else
         job.o32 = rg_ocl_mem_in(offsets);
+    /* Lanes on CPU devices; for the extremes only where a segment may be
+     * long (the check measured one of SEG_LANES_MIN or more, or nothing was
+     * measured): a second program, because on PoCL the lanes' branch alone,
+     * never taken, made all-length-1 segments about 1.2x slower. */
+    int64_t longest = offsets->offsets_ok ? offsets->offsets_longest : -1;
+    bool lanes = ctx->device_kind == RG_DEVICE_CPU &&
+                 (job.cls == CLASS_ARITH || longest < 0 || longest >= SEG_LANES_MIN);
     bool fp64 = content->dtype == RG_FLOAT64;
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
              "-DSEG_LANES=%d -DSEG_LANES_MIN=%d%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
-             ctx->device_kind == RG_DEVICE_CPU ? SEG_LANES_CPU : 1, SEG_LANES_MIN,
+             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN,
              fp64 ? " -DNEED_FP64" : "");
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
