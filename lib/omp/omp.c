@@ -679,6 +679,15 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 
 RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 
+/* buf's nbytes streamed to dst, by 64-byte stores where lines is set. */
+static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
+{
+    if (lines)
+        stream_copy_lines(dst, buf, nbytes);
+    else
+        stream_copy(dst, buf, nbytes);
+}
+
 /* merge_range for an output large enough to stream, in windows of
  * RG_OMP_WINDOW elements at multiples of it: a window inside one segment
  * is streamed from registers; any other is a flood (flood_window) where
@@ -828,10 +837,7 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
                 }                                                                          \
                 i = s - 1; /* the segment holding ke - 1 */                                \
             }                                                                              \
-            if (lines)                                                                     \
-                stream_copy_lines(out + kw, buf, (size_t)n * sizeof(OT));                  \
-            else                                                                           \
-                stream_copy(out + kw, buf, (size_t)n * sizeof(OT));                        \
+            stream_out(out + kw, buf, (size_t)n * sizeof(OT), lines);                      \
             kw = ke;                                                                       \
         }                                                                                  \
         stream_fence();                                                                    \
@@ -911,10 +917,8 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
                 RG_OMP(simd)                                                               \
                 for (int64_t j = 0; j < n; j++)                                            \
                     dst[j] = (T)(pattern[j] + base);                                       \
-                if (stream && lines)                                                       \
-                    stream_copy_lines(out + k, buf, (size_t)n * sizeof(T));                \
-                else if (stream)                                                           \
-                    stream_copy(out + k, buf, (size_t)n * sizeof(T));                      \
+                if (stream)                                                                \
+                    stream_out(out + k, buf, (size_t)n * sizeof(T), lines);                \
             }                                                                              \
             if (stream)                                                                    \
                 stream_fence();                                                            \
@@ -1233,9 +1237,10 @@ static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negat
     /* As omp_offsets_check: the longest only where all lengths are equal. */
     static void (*const fns[2])(const void *, size_t, int64_t *, uint64_t *, int64_t *) = {
         lengths_total_i32, lengths_total_i64};
-    *longest = -1;
-    if (!is_index_dtype(lengths->dtype))
+    if (!is_index_dtype(lengths->dtype)) {
+        *longest = -1;
         return dtype_error(lengths->ctx, "lengths_total");
+    }
     *first_negative = -1;
     *total = 0;
     *longest = 0; /* no segments */
