@@ -8,7 +8,7 @@
 
 /* Lanes of a per-segment reduction on CPU devices, from SEG_LANES_MIN
  * elements (SEG_LANES and SEG_LANES_MIN of reduce.cl): one segment of 2^24
- * float64 took about 20 ms on PoCL as one chain of additions, 5 to 6 ms in
+ * float64 took about 20 ms on PoCL as one chain of additions, 5 to 7 ms in
  * lanes (min and argmax: 14 to 16 ms, 7 to 8 ms).  Other devices fold left
  * to right: there per-segment only takes segments of up to 256 elements,
  * and lanes have not been measured on a GPU. */
