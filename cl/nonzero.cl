@@ -1,20 +1,23 @@
 /* nonzero.cl — non-zero elements: count per chunk, then each chunk writes its coordinates; per-segment positions. */
 
-/* Build options: -DT=uchar|ushort|uint|ulong -DVT=n for the compaction
- * kernels (elements are read as unsigned integers of their size; VT is
- * elements per work-item per tile), or -DOFF_T=int|long for the segment
- * kernels.  Element x is non-zero when (x & mask) != 0: the host picks the
- * mask per dtype (all ones for integers and bool, all but the sign bit for
- * IEEE floats, which is x != 0 even where subnormals would be flushed).  So
- * one program serves all dtypes of one size.
+/* Build options: -DT=uchar|ushort|uint|ulong for the compaction kernels
+ * (elements are read as unsigned integers of their size), or -DOFF_T=int|long
+ * for the segment kernels.  Element x is non-zero when (x & mask) != 0: the
+ * host picks the mask per dtype (all ones for integers and bool, all but the
+ * sign bit for IEEE floats, which is x != 0 even where subnormals would be
+ * flushed).  So one program serves all dtypes of one size.
  *
- * Reduce-then-scan: group g owns the chunk [g * chunk, min((g+1) * chunk, n)).
- * nz_count writes each chunk's count; nz_write adds up the counts of the
- * chunks before its own and writes its rows from there.  No group ever
- * waits on another, so nothing assumes forward progress between work-groups.  The input is read
- * twice; a single pass would need either a look-back across groups or a
- * worst-case buffer of 8-byte indices, which is never smaller than the
- * input.  All indexing is 64-bit. */
+ * Reduce-then-scan over a bitmask: group g owns the chunk [g * chunk,
+ * min((g+1) * chunk, n)), a whole number of 32-element words.  nz_count
+ * reads the input once, writes one bit per element (word w holds elements
+ * 32w .. 32w+31, bit j for element 32w + j) and each chunk's count; nz_write
+ * adds up the counts of the chunks before its own and writes its rows from
+ * the bitmask alone.  So the input is read once and the second pass reads a
+ * 64th of it (float64): on an H100 the second read of the input bounded
+ * sparse inputs.  No group ever waits on another, so nothing assumes forward
+ * progress between work-groups.  All indexing of elements is 64-bit. */
+
+#define WORD 32
 
 /* Exclusive sum of x over the work-group (Hillis-Steele in buf, one slot per
  * work-item); *total receives the group's sum. */
@@ -37,23 +40,41 @@ long group_exclusive_sum(long x, local long *buf, long *total)
 
 #ifdef T
 
-#define NONZERO(x) (((x) & mask) != 0)
+#define NONZERO(x) ((uint)(((x) & mask) != 0))
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define T8 CAT(T, 8)
 
-/* counts[g] = the non-zeros of group g's chunk.  VT loads per work-item
- * per step, independent of each other, so that enough of them are in
- * flight to cover the memory's latency. */
-kernel void nz_count(global const T *in, ulong n, ulong chunk, T mask, global long *counts,
-                     local long *buf)
+/* The bits of 8 elements, from bit s on. */
+uint bits8(T8 v, T mask, uint s)
+{
+    return (NONZERO(v.s0) | NONZERO(v.s1) << 1 | NONZERO(v.s2) << 2 | NONZERO(v.s3) << 3 |
+            NONZERO(v.s4) << 4 | NONZERO(v.s5) << 5 | NONZERO(v.s6) << 6 | NONZERO(v.s7) << 7)
+           << s;
+}
+
+/* bits[w] for the words of group g's chunk and counts[g] = its non-zeros.
+ * Each work-item takes whole words, 32 elements read by four independent
+ * vload8: enough loads in flight to cover the memory's latency. */
+kernel void nz_count(global const T *in, ulong n, ulong chunk, T mask, global uint *bits,
+                     global long *counts, local long *buf)
 {
     size_t lid = get_local_id(0), group = get_local_size(0);
     ulong begin = get_group_id(0) * chunk;
     ulong end = min(begin + chunk, n);
     long c = 0;
-    for (ulong base = begin; base < end; base += group * VT)
-        for (uint j = 0; j < VT; j++) {
-            ulong i = base + j * group + lid;
-            c += i < end && NONZERO(in[i]);
+    for (ulong w = begin / WORD + lid; w * WORD < end; w += group) {
+        uint x = 0;
+        if (w * WORD + WORD <= end) {
+            for (uint j = 0; j < WORD / 8; j++)
+                x |= bits8(vload8(w * (WORD / 8) + j, in), mask, 8 * j);
+        } else { /* the last word of the input */
+            for (uint j = 0; w * WORD + j < end; j++)
+                x |= NONZERO(in[w * WORD + j]) << j;
         }
+        bits[w] = x;
+        c += popcount(x);
+    }
     long total;
     group_exclusive_sum(c, buf, &total);
     if (lid == 0)
@@ -72,19 +93,25 @@ void emit(global long *out, long r, long k, local const long *shape, uint ndim)
     row[0] = k;
 }
 
+/* Where a tile's p-th non-zero is kept in `staged`.  A work-item stages its
+ * own word's non-zeros, p = its rank and on; in a dense tile the ranks of
+ * neighbouring work-items are 32 apart, and without the swizzle every one
+ * of them would hit the same bank.  It only permutes within 64 entries, and
+ * 32 consecutive p (the copy-out's) stay in distinct banks. */
+#define SWIZZLE(p) ((p) ^ ((((p) >> 5) & 31) << 1))
+
 /* Writes the rows of group g's non-zeros, in order, from the number of
  * non-zeros before its chunk.  Rows at or past `rows` (the room in out) are
  * not written: the host compares the total with its bound afterwards.
- * Tiles of group * VT elements: a coalesced load of the flags into local
- * memory, then each work-item takes VT consecutive flags so that one group
- * scan gives every non-zero its rank in the tile.  The tile's flat indices
- * go to local memory in rank order, and the group writes their rows from
- * there, neighbouring work-items on neighbouring rows (a work-item writing
- * its own non-zeros would store VT rows apart). */
-kernel void nz_write(global const T *in, ulong n, ulong chunk, T mask,
-                     global const long *counts, global const long *shape, uint ndim,
-                     ulong rows, global long *out, local long *buf, local uchar *flags,
-                     local long *lshape, local long *index)
+ * Tiles of one word per work-item: one group scan ranks the words, each
+ * work-item stages the positions (in the tile) of its word's non-zeros in
+ * local memory in rank order, and the group writes their rows from there,
+ * neighbouring work-items on neighbouring rows (a work-item writing its own
+ * non-zeros would store rows apart).  A tile is at most 256 * 32 elements,
+ * so a position fits a ushort. */
+kernel void nz_write(global const uint *bits, ulong n, ulong chunk, global const long *counts,
+                     global const long *shape, uint ndim, ulong rows, global long *out,
+                     local long *buf, local ushort *staged, local long *lshape)
 {
     size_t lid = get_local_id(0), group = get_local_size(0), g = get_group_id(0);
     for (uint d = lid; d < ndim; d += group)
@@ -94,27 +121,20 @@ kernel void nz_write(global const T *in, ulong n, ulong chunk, T mask,
         before += counts[c];
     long carry; /* the first barrier of the scan also publishes lshape */
     group_exclusive_sum(before, buf, &carry);
-    ulong begin = g * chunk;
-    ulong end = min(begin + chunk, n);
-    for (ulong base = begin; base < end; base += group * VT) {
-        for (uint j = 0; j < VT; j++) {
-            ulong i = base + j * group + lid;
-            flags[j * group + lid] = i < end && NONZERO(in[i]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        long c = 0;
-        for (uint j = 0; j < VT; j++)
-            c += flags[lid * VT + j];
+    ulong wbegin = g * chunk / WORD;
+    ulong wend = (min(g * chunk + chunk, n) + WORD - 1) / WORD;
+    for (ulong base = wbegin; base < wend; base += group) {
+        uint x = base + lid < wend ? bits[base + lid] : 0;
         long total;
-        long rank = group_exclusive_sum(c, buf, &total);
-        for (uint j = 0; j < VT; j++)
-            if (flags[lid * VT + j])
-                index[rank++] = (long)(base + lid * VT + j);
+        uint p = (uint)group_exclusive_sum(popcount(x), buf, &total);
+        for (; x != 0; x &= x - 1, p++) /* lowest set bit first */
+            staged[SWIZZLE(p)] = (ushort)(lid * WORD + 31 - clz(x & (0u - x)));
         barrier(CLK_LOCAL_MEM_FENCE);
+        long first = (long)(base * WORD);
         for (long r = lid; r < total && (ulong)(carry + r) < rows; r += group)
-            emit(out, carry + r, index[r], lshape, ndim);
+            emit(out, carry + r, first + staged[SWIZZLE(r)], lshape, ndim);
         carry += total;
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next tile overwrites flags and index */
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next tile overwrites staged */
     }
 }
 

@@ -5,9 +5,9 @@
 
 #include "ocl.h"
 
-/* Elements per work-item per tile of nz_write: 256 * 8 one-byte flags and
- * as many 8-byte indices, 18 KiB of local memory. */
-#define NZ_VT 8
+/* Elements per word of the bitmask (nonzero.cl's WORD): a work-item's share
+ * of a tile.  A tile of 256 words stages its positions as 16 KiB of ushorts. */
+#define NZ_WORD 32
 /* Chunks (work-groups) per compute unit: on a GPU enough loads must be in
  * flight to cover the latency of its memory (256 groups reached 16-23% of a
  * copy on an H100).  At least two per work-item of a group, so that a CPU
@@ -38,13 +38,16 @@ typedef struct nz_plan {
     } mask; /* the mask as the element type: it is passed by value */
     size_t mask_size;
     cl_mem counts; /* one long per chunk */
+    cl_mem bits;   /* one bit per element, in 32-bit words */
 } nz_plan;
 
 static void plan_free(nz_plan *p)
 {
     if (p->counts)
         rg_cl.clReleaseMemObject(p->counts);
-    p->counts = NULL;
+    if (p->bits)
+        rg_cl.clReleaseMemObject(p->bits);
+    p->counts = p->bits = NULL;
 }
 
 static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool write)
@@ -52,8 +55,8 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     rg_context *ctx = a->ctx;
     size_t size = rg_dtype_size(a->dtype);
     char options[64];
-    snprintf(options, sizeof options, "-DT=%s -DVT=%d", bits_type(size), NZ_VT);
-    p->counts = NULL;
+    snprintf(options, sizeof options, "-DT=%s", bits_type(size));
+    p->counts = p->bits = NULL;
     rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
     if (st == RG_OK && write)
         st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_write", &p->write);
@@ -62,9 +65,9 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     p->group = p->count.group;
     if (write && p->write.group < p->group)
         p->group = p->write.group;
-    /* Chunks of whole tiles. */
+    /* Chunks of whole tiles (of whole words). */
     rg_ocl *ocl = ctx->impl;
-    size_t n = a->length, tile = p->group * NZ_VT;
+    size_t n = a->length, tile = p->group * NZ_WORD;
     size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
     most = most < 2 * p->group ? 2 * p->group : most > NZ_MAX_CHUNKS ? NZ_MAX_CHUNKS : most;
     size_t chunks = rg_ocl_stride_groups(n, tile, most);
@@ -79,7 +82,11 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     case 4: p->mask.u32 = (cl_uint)mask; break;
     default: p->mask.u64 = mask; break;
     }
-    return rg_ocl_temp_buffer(ctx, p->chunks * sizeof(cl_long), &p->counts);
+    size_t words = n / NZ_WORD + (n % NZ_WORD != 0);
+    st = rg_ocl_temp_buffer(ctx, p->chunks * sizeof(cl_long), &p->counts);
+    if (st == RG_OK)
+        st = rg_ocl_temp_buffer(ctx, (words > 0 ? words : 1) * sizeof(cl_uint), &p->bits);
+    return st; /* the caller frees the plan, also on failure */
 }
 
 static rg_status launch_count(const rg_array *a, nz_plan *p)
@@ -89,6 +96,7 @@ static rg_status launch_count(const rg_array *a, nz_plan *p)
                          ARG(p->n),
                          ARG(p->chunk),
                          {p->mask_size, &p->mask},
+                         ARG(p->bits),
                          ARG(p->counts),
                          LOCAL_ARG(p->group * sizeof(cl_long))};
     return rg_ocl_launch(a->ctx, &p->count, p->chunks, p->group, args, NARGS(args));
@@ -130,21 +138,19 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                                             ndim * sizeof(cl_long), (void *)shape, &err);
     if (!shape_mem)
         return rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
-    cl_mem in = rg_ocl_mem_in(a), dst = rg_ocl_mem_of(out);
+    cl_mem dst = rg_ocl_mem_of(out);
     cl_uint nd = (cl_uint)ndim;
-    kernel_arg args[] = {ARG(in),
+    kernel_arg args[] = {ARG(p->bits),
                          ARG(p->n),
                          ARG(p->chunk),
-                         {p->mask_size, &p->mask},
                          ARG(p->counts),
                          ARG(shape_mem),
                          ARG(nd),
                          ARG(rows),
                          ARG(dst),
                          LOCAL_ARG(p->group * sizeof(cl_long)),
-                         LOCAL_ARG(p->group * NZ_VT),
-                         LOCAL_ARG(ndim * sizeof(cl_long)),
-                         LOCAL_ARG(p->group * NZ_VT * sizeof(cl_long))};
+                         LOCAL_ARG(p->group * NZ_WORD * sizeof(cl_ushort)),
+                         LOCAL_ARG(ndim * sizeof(cl_long))};
     rg_status st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
     rg_cl.clReleaseMemObject(shape_mem); /* released once the kernel is done with it */
     return st;
