@@ -25,6 +25,7 @@ typedef struct options {
     const char *csv;    /* NULL: no CSV */
     const char *dump;   /* folder for the lengths, read by compare.py */
     int recheck;        /* every op's offsets changed before it (its check runs) */
+    char strategies[128]; /* those timed, or "all" */
 } options;
 
 static void usage(FILE *f)
@@ -32,11 +33,13 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ragged_bench [--backends openmp,opencl] [--sizes N,...] [--dists D,...]\n"
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
-            "                    [--recheck 0|1]\n"
+            "                    [--recheck 0|1] [--strategies S,...]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
             "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
             "         sum min argmax\n"
+            "  strategies: all (default) or some of auto bsearch per-segment flood merge-path\n"
+            "         (the reductions' policies: auto per-segment merge-path)\n"
             "Medians of R runs (default 5) after one warm-up (one run where the warm-up\n"
             "took over 0.25 s); int64 offsets and outputs;\n"
             "reductions over float64 values, against a plain sum of the same values.\n"
@@ -65,6 +68,12 @@ static int has_word(const char *list, const char *word)
     return 0;
 }
 
+/* Whether --strategies asks for the strategy or policy of this name. */
+static int wanted(const options *o, const char *name)
+{
+    return !strcmp(o->strategies, "all") || has_word(o->strategies, name);
+}
+
 static void parse_options(int argc, char **argv, options *o)
 {
     snprintf(o->backends, sizeof o->backends, "openmp,opencl");
@@ -75,6 +84,7 @@ static void parse_options(int argc, char **argv, options *o)
              "argmax");
     o->reps = 5;
     o->recheck = 0;
+    snprintf(o->strategies, sizeof o->strategies, "all");
     o->csv = NULL;
     o->dump = NULL;
     for (int i = 1; i < argc; i++) {
@@ -102,6 +112,8 @@ static void parse_options(int argc, char **argv, options *o)
             o->dump = v;
         else if (!strcmp(a, "--recheck"))
             o->recheck = atoi(v);
+        else if (!strcmp(a, "--strategies"))
+            snprintf(o->strategies, sizeof o->strategies, "%s", v);
         else
             die("unknown option %s (--help)", a);
     }
@@ -472,6 +484,8 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
         rg_strategy chosen = RG_STRATEGY_AUTO;
         const char *best_name = "-";
         for (int s = 0; s < nstrat; s++) {
+            if (op_table[k].strategies && !wanted(o, rg_strategy_name(strategies[s])))
+                continue;
             j.strategy = strategies[s];
             paired pt = time_paired(&j, &fill, o->reps);
             r.seconds = pt.op;
@@ -495,7 +509,7 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
         }
         /* The same strategy timed twice differs by the machine's noise, so
          * auto is judged by the fixed run of the strategy it picked. */
-        if (op_table[k].strategies)
+        if (op_table[k].strategies && fixed[chosen] > 0)
             printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed (%s)\n", backend, r.op,
                    r.dist, rg_strategy_name(chosen), fixed[chosen] / best, best_name);
     }
@@ -641,6 +655,8 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
         double best = 0, fixed[3] = {0};
         rg_reduce_policy chosen = RG_REDUCE_POLICY_AUTO;
         for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+            if (!wanted(o, rg_reduce_policy_name(policies[p])))
+                continue;
             j.policy = policies[p];
             char label[48];
             row r = {backend, rg_reduce_op_name(ops[k]), dist_names[d], label, "sum", n, nsegs,
@@ -660,9 +676,10 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
             if (p > 0 && (best == 0 || r.seconds < best))
                 best = r.seconds;
         }
-        printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed\n", backend,
-               rg_reduce_op_name(ops[k]), dist_names[d], rg_reduce_policy_name(chosen),
-               fixed[chosen] / best);
+        if (fixed[chosen] > 0)
+            printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed\n", backend,
+                   rg_reduce_op_name(ops[k]), dist_names[d], rg_reduce_policy_name(chosen),
+                   fixed[chosen] / best);
         rg_array_free(j.out);
     }
     plain_sum_job_free(&plain);
