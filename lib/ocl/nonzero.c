@@ -55,7 +55,8 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     rg_context *ctx = a->ctx;
     size_t size = rg_dtype_size(a->dtype);
     char options[64];
-    snprintf(options, sizeof options, "-DT=%s", bits_type(size));
+    snprintf(options, sizeof options, "-DT=%s -DWORD_PER_ITEM=%d", bits_type(size),
+             ctx->device_kind == RG_DEVICE_CPU);
     p->counts = p->bits = NULL;
     rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
     if (st == RG_OK && write)
@@ -65,6 +66,9 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     p->group = p->count.group;
     if (write && p->write.group < p->group)
         p->group = p->write.group;
+    if (p->group < NZ_WORD) /* powers of two: from 32 on, multiples of a word */
+        return rg_set_error(ctx, RG_EDEVICE, "OpenCL backend: nonzero needs work-groups of "
+                            "%d work-items, the device allows %zu", NZ_WORD, p->group);
     /* Chunks of whole tiles (of whole words). */
     rg_ocl *ocl = ctx->impl;
     size_t n = a->length, tile = p->group * NZ_WORD;
@@ -98,7 +102,8 @@ static rg_status launch_count(const rg_array *a, nz_plan *p)
                          {p->mask_size, &p->mask},
                          ARG(p->bits),
                          ARG(p->counts),
-                         LOCAL_ARG(p->group * sizeof(cl_long))};
+                         LOCAL_ARG(p->group * sizeof(cl_long)),
+                         LOCAL_ARG(p->group * sizeof(cl_uint))};
     return rg_ocl_launch(a->ctx, &p->count, p->chunks, p->group, args, NARGS(args));
 }
 
