@@ -553,7 +553,8 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * l + 256, ... of each, and the work-items' shares go through the same
  * tree once, after the run.  OpenCL per-segment: on CPU devices (PoCL) as
  * an OpenMP thread's part (8 lanes from 64 elements, in the accumulator's
- * type), on other devices left to right.
+ * type), on other devices (and with RAGGED_OPENCL_CPU_KERNELS=0) left to
+ * right.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {

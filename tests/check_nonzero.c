@@ -904,7 +904,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_dtypes, 0, TEST_NBACKENDS * N_DTYPES);
     tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_kept, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_sparse_big, 0, TEST_NBACKENDS);

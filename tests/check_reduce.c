@@ -718,16 +718,18 @@ static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, bool l
 /* Segments of 0 to 3000 elements (most past 64) of inexact values, so that
  * any other order changes the bits.  Per-segment float64 and float32 sums
  * and products match the documented order bit for bit: lanes on OpenMP and
- * on OpenCL CPU devices, left to right on other OpenCL devices; float32 in
+ * on OpenCL CPU devices, left to right on other OpenCL devices and with
+ * RAGGED_OPENCL_CPU_KERNELS=0; float32 in
  * double on OpenMP, in float on OpenCL.  OpenMP's merge path may differ on
  * the segments that thread boundaries cut, OpenCL's (a tree per work-group)
  * on any; both stay within rounding of it. */
 START_TEST(test_reduce_lanes_exact)
 {
-    TEST_CONTEXT(ctx, backend_of(_i));
+    int backend = test_backend_plain(backend_of(_i));
+    TEST_CONTEXT(ctx, backend);
     rg_reduce_policy policy = policy_of(_i);
-    bool ocl = backend_of(_i) == TEST_BACKEND_OPENCL;
-    bool lanes = !ocl || rg_context_device_kind(ctx) == RG_DEVICE_CPU;
+    bool ocl = backend == TEST_BACKEND_OPENCL;
+    bool lanes = !ocl || test_cpu_kernels(ctx);
     size_t nsegs = 300;
     int64_t *len = malloc(nsegs * sizeof *len);
     ck_assert_ptr_nonnull(len);
@@ -1168,10 +1170,11 @@ Suite *reduce_suite(void)
     suite_add_tcase(s, tc);
 
     tc = test_tcase("windows");
-    tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_windows, 0, TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_windows_exact, 0, 2 * N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, TEST_NBACKENDS * N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0, TEST_NBACKENDS_PLAIN * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_lanes_exact, 0, TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0,
+                        TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);

@@ -312,8 +312,18 @@ int test_backend_plain(int i)
 {
     if (i < TEST_NBACKENDS)
         return i;
-    test_setenv("RAGGED_AVX512", "0");
-    return TEST_BACKEND_OPENMP;
+    if (i == TEST_NBACKENDS) {
+        test_setenv("RAGGED_AVX512", "0");
+        return TEST_BACKEND_OPENMP;
+    }
+    test_setenv("RAGGED_OPENCL_CPU_KERNELS", "0");
+    return TEST_BACKEND_OPENCL;
+}
+
+int test_cpu_kernels(rg_context *ctx)
+{
+    const char *env = getenv("RAGGED_OPENCL_CPU_KERNELS");
+    return rg_context_device_kind(ctx) == RG_DEVICE_CPU && !(env && !strcmp(env, "0"));
 }
 
 int test_contains(const char *haystack, const char *needle)

@@ -55,8 +55,9 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     rg_context *ctx = a->ctx;
     size_t size = rg_dtype_size(a->dtype);
     char options[64];
+    rg_ocl *ocl = ctx->impl;
     snprintf(options, sizeof options, "-DT=%s -DWORD_PER_ITEM=%d", bits_type(size),
-             ctx->device_kind == RG_DEVICE_CPU);
+             ocl->cpu_kernels);
     p->counts = p->bits = NULL;
     rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
     if (st == RG_OK && write)
@@ -70,7 +71,6 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
         return rg_set_error(ctx, RG_EDEVICE, "OpenCL backend: nonzero needs work-groups of "
                             "%d work-items, the device allows %zu", NZ_WORD, p->group);
     /* Chunks of whole tiles (of whole words). */
-    rg_ocl *ocl = ctx->impl;
     size_t n = a->length, tile = p->group * NZ_WORD;
     size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
     most = most < 2 * p->group ? 2 * p->group : most > NZ_MAX_CHUNKS ? NZ_MAX_CHUNKS : most;

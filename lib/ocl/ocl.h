@@ -57,6 +57,8 @@ typedef struct rg_ocl {
     size_t max_group;        /* device work-group limit, at most RG_OCL_MAX_GROUP */
     cl_uint compute_units;
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    bool cpu_kernels;        /* build the CPU variants of kernels (a CPU device, unless
+                              * RAGGED_OPENCL_CPU_KERNELS=0) */
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
     char deferred_what[160]; /* and its message */

@@ -189,12 +189,14 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
         job.o64 = rg_ocl_mem_in(offsets);
     else
         job.o32 = rg_ocl_mem_in(offsets);
-    /* Lanes on CPU devices; for the extremes only where a segment may be
-     * long (the check measured one of SEG_LANES_MIN or more, or nothing was
-     * measured): a second program, because on PoCL the lanes' branch alone,
-     * never taken, made all-length-1 segments about 1.2x slower. */
+    /* Lanes on CPU devices (cpu_kernels); for the extremes only where a
+     * segment may be long (the check measured one of SEG_LANES_MIN or more,
+     * or nothing was measured): a second program, because on PoCL the
+     * lanes' branch alone, never taken, made all-length-1 segments about
+     * 1.2x slower. */
     int64_t longest = offsets->offsets_ok ? offsets->offsets_longest : -1;
-    bool lanes = ctx->device_kind == RG_DEVICE_CPU &&
+    rg_ocl *ocl = ctx->impl;
+    bool lanes = ocl->cpu_kernels &&
                  (job.cls == CLASS_ARITH || longest < 0 || longest >= SEG_LANES_MIN);
     bool fp64 = content->dtype == RG_FLOAT64;
     snprintf(job.options, sizeof job.options,
