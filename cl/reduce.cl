@@ -6,7 +6,9 @@
  * -DVT=merge-path steps per work-item per tile, -DSEG_LANES (1: none) and
  * -DSEG_LANES_MIN, the lanes of a per-segment reduction (sum and prod in
  * class 0, the extremes in class 1) and the length from which it uses
- * them, -DNEED_FP64 when double is used, and
+ * them, -DTEAM and -DTEAM_MIN (0: none), the work-items per segment of
+ * reduce_teams and the length from which segments are its,
+ * -DNEED_FP64 when double is used, and
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
  * value and a position or count.  Within a class the op is the
@@ -227,11 +229,17 @@ acc_t extreme_lanes(global const T *x, long *k, long end, int op, acc_t a)
 #endif
 #endif
 
+/* With TEAM_MIN > 0 (GPUs), segments of TEAM_MIN elements or more are
+ * reduce_teams' and skipped here. */
 kernel void reduce_segments(global const T *x, global const int *o32, global const long *o64,
                             int wide, ulong nsegs, int op, global uchar *out)
 {
     for (ulong s = get_global_id(0); s < nsegs; s += get_global_size(0)) {
         long start = OFF(s), end = OFF(s + 1);
+#if TEAM_MIN > 0
+        if (end - start >= TEAM_MIN)
+            continue;
+#endif
         acc_t a = ident(op);
         long k = start;
 #if SEG_LANES > 1 && CLASS == CLASS_ARITH
@@ -246,6 +254,44 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
         store(out, s, a, start, end, op);
     }
 }
+
+/* Segments of TEAM_MIN elements or more (the others are reduce_segments'),
+ * TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
+ * segment, so that a team's loads are coalesced, and the lanes combine as
+ * j with j + TEAM / 2, then j + TEAM / 4, ..., j + 1.  One work-item per
+ * segment read its elements alone, 8 bytes at a time from its own stretch
+ * of memory: 61% of a copy's speed on an H100 for segments of 1 to 199
+ * elements.  The group takes get_local_size(0) / TEAM segments at a time,
+ * all of its work-items together (the barriers). */
+#if TEAM_MIN > 0
+kernel void reduce_teams(global const T *x, global const int *o32, global const long *o64,
+                         int wide, ulong nsegs, int op, global uchar *out, local acc_t *part)
+{
+    uint lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
+    for (ulong s0 = get_group_id(0) * teams; s0 < nsegs; s0 += get_num_groups(0) * teams) {
+        ulong s = s0 + lid / TEAM;
+        long start = 0, end = 0;
+        if (s < nsegs) {
+            start = OFF(s);
+            end = OFF(s + 1);
+        }
+        bool mine = end - start >= TEAM_MIN;
+        acc_t a = ident(op);
+        if (mine)
+            for (long k = start + lane; k < end; k += TEAM)
+                a = fold(a, x[k], k, op);
+        part[lid] = a;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint d = TEAM / 2; d > 0; d >>= 1) {
+            if (lane < d)
+                part[lid] = combine(part[lid], part[lid + d], op);
+            barrier(CLK_LOCAL_MEM_FENCE); /* also: part[lid + 1] is read before it is rewritten */
+        }
+        if (mine && lane == 0)
+            store(out, s, part[lid], start, end, op);
+    }
+}
+#endif
 
 /* ---- merge path -------------------------------------------------------------
  *

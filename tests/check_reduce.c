@@ -689,15 +689,30 @@ END_TEST
 
 /* The documented order of a float sum (prod) of [b, e) in double, or, with
  * narrow, in float (each double result rounded to float: a float operation
- * exactly, since double has more than twice float's precision): from 64
- * elements on (with lanes), 8 interleaved lanes over the whole groups of 8,
- * added as a tree (j + 4, j + 2, j + 1) onto +0.0 (1.0), then the rest left
- * to right. */
-static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, bool lanes, bool narrow)
+ * exactly, since double has more than twice float's precision), from 64
+ * elements on; shorter segments left to right.  lanes = 8 (OpenMP, OpenCL
+ * CPU devices): 8 interleaved lanes over the whole groups of 8, added as a
+ * tree (j + 4, j + 2, j + 1) onto +0.0 (1.0), then the rest left to right.
+ * lanes = 32 (other OpenCL devices): 32 interleaved lanes from +0.0 (1.0)
+ * over the whole segment, the tree (j + 16, ..., j + 1) its result. */
+static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, int lanes, bool narrow)
 {
 #define NARROW(v) (narrow ? (double)(float)(v) : (v))
     double v = prod ? 1 : 0;
-    if (lanes && e - b >= 64) {
+    if (lanes == 32 && e - b >= 64) {
+        double lane[32];
+        for (int j = 0; j < 32; j++)
+            lane[j] = v;
+        for (int64_t k = b; k < e; k++) {
+            double *l = &lane[(k - b) % 32];
+            *l = NARROW(prod ? *l * x[k] : *l + x[k]);
+        }
+        for (int w = 16; w > 0; w /= 2)
+            for (int j = 0; j < w; j++)
+                lane[j] = NARROW(prod ? lane[j] * lane[j + w] : lane[j] + lane[j + w]);
+        return lane[0];
+    }
+    if (lanes == 8 && e - b >= 64) {
         double lane[8];
         for (int j = 0; j < 8; j++)
             lane[j] = v;
@@ -717,8 +732,8 @@ static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, bool l
 
 /* Segments of 0 to 3000 elements (most past 64) of inexact values, so that
  * any other order changes the bits.  Per-segment float64 and float32 sums
- * and products match the documented order bit for bit: lanes on OpenMP and
- * on OpenCL CPU devices, left to right on other OpenCL devices and with
+ * and products match the documented order bit for bit: 8 lanes on OpenMP
+ * and on OpenCL CPU devices, 32 on other OpenCL devices and with
  * RAGGED_OPENCL_CPU_KERNELS=0; float32 in
  * double on OpenMP, in float on OpenCL.  OpenMP's merge path may differ on
  * the segments that thread boundaries cut, OpenCL's (a tree per work-group)
@@ -729,7 +744,7 @@ START_TEST(test_reduce_lanes_exact)
     TEST_CONTEXT(ctx, backend);
     rg_reduce_policy policy = policy_of(_i);
     bool ocl = backend == TEST_BACKEND_OPENCL;
-    bool lanes = !ocl || test_cpu_kernels(ctx);
+    int lanes = !ocl || test_cpu_kernels(ctx) ? 8 : 32;
     size_t nsegs = 300;
     int64_t *len = malloc(nsegs * sizeof *len);
     ck_assert_ptr_nonnull(len);
@@ -912,7 +927,7 @@ START_TEST(test_reduce_lone_lanes)
         ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
         size_t differ = 0;
         for (size_t i = 0; i < nsegs; i++) {
-            double w = lanes_fold(x, off[i], off[i + 1], 0, true, false);
+            double w = lanes_fold(x, off[i], off[i + 1], 0, 8, false);
             if (memcmp(&got[i], &w, sizeof w) != 0 &&
                 (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > 4 ||
                  fabs(got[i] - w) > 1e-6 * (1 + fabs(w))))

@@ -14,6 +14,10 @@
  * and lanes have not been measured on a GPU. */
 #define SEG_LANES_CPU 8
 #define SEG_LANES_MIN 64
+/* Per-segment on other devices: segments of TEAM_MIN elements or more are
+ * reduced by TEAM work-items each (reduce.cl's reduce_teams). */
+#define TEAM 32
+#define TEAM_MIN 64
 /* Merge-path steps per work-item per tile (VT of reduce.cl). */
 #define REDUCE_VT 8
 /* A tile's staged ends and elements, with reduce.cl's pad word after every 16. */
@@ -70,6 +74,8 @@ typedef struct reduce_job {
     cl_int wide, op, cls;
     cl_ulong nsegs, nelems;
     size_t elem_size;
+    bool teams;      /* reduce_teams takes the segments of TEAM_MIN or more */
+    int64_t longest; /* the longest segment, or -1 when not known */
     char options[256];
 } reduce_job;
 
@@ -80,14 +86,29 @@ static rg_status get_kernel(const reduce_job *job, const char *name, rg_ocl_kern
 
 static rg_status by_segment(const reduce_job *job)
 {
-    rg_ocl_kernel k;
+    rg_ocl_kernel k, teams_k;
     rg_status st = get_kernel(job, "reduce_segments", &k);
+    bool long_ones = job->teams && (job->longest < 0 || job->longest >= TEAM_MIN);
+    if (st == RG_OK && long_ones)
+        st = get_kernel(job, "reduce_teams", &teams_k);
+    if (st == RG_OK && long_ones && teams_k.group < TEAM)
+        st = rg_set_error(job->ctx, RG_EDEVICE, "OpenCL backend: reduce_teams needs work-groups "
+                          "of %d work-items, the device allows %zu", TEAM, teams_k.group);
     kernel_arg args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64), ARG(job->wide),
                          ARG(job->nsegs), ARG(job->op),  ARG(job->out)};
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &k,
                            rg_ocl_stride_groups(job->nsegs, k.group, MAX_SEGMENT_GROUPS),
                            k.group, args, NARGS(args));
+    if (st == RG_OK && long_ones) {
+        kernel_arg teams_args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64),
+                                   ARG(job->wide),  ARG(job->nsegs), ARG(job->op),
+                                   ARG(job->out),   LOCAL_ARG(teams_k.group * ACC_BYTES(job->cls))};
+        size_t per_group = teams_k.group / TEAM;
+        st = rg_ocl_launch(job->ctx, &teams_k,
+                           rg_ocl_stride_groups(job->nsegs, per_group, MAX_SEGMENT_GROUPS),
+                           teams_k.group, teams_args, NARGS(teams_args));
+    }
     return st;
 }
 
@@ -196,14 +217,16 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
      * 1.2x slower. */
     int64_t longest = offsets->offsets_ok ? offsets->offsets_longest : -1;
     rg_ocl *ocl = ctx->impl;
+    job.longest = longest;
+    job.teams = !ocl->cpu_kernels && ocl->max_group >= TEAM;
     bool lanes = ocl->cpu_kernels &&
                  (job.cls == CLASS_ARITH || longest < 0 || longest >= SEG_LANES_MIN);
     bool fp64 = content->dtype == RG_FLOAT64;
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
-             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d%s",
+             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
-             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN,
+             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? TEAM_MIN : 0,
              fp64 ? " -DNEED_FP64" : "");
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
