@@ -255,8 +255,8 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
     }
 }
 
-/* Segments of TEAM_MIN elements or more (the others are reduce_segments'),
- * TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
+/* Sums and products of segments of TEAM_MIN elements or more (the others
+ * are reduce_segments'), TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
  * segment, so that a team's loads are coalesced, and the lanes combine as
  * j with j + TEAM / 2, then j + TEAM / 4, ..., j + 1.  One work-item per
  * segment read its elements alone, 8 bytes at a time from its own stretch

@@ -553,8 +553,11 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * l + 256, ... of each, and the work-items' shares go through the same
  * tree once, after the run.  OpenCL per-segment: on CPU devices (PoCL) as
  * an OpenMP thread's part (8 lanes from 64 elements, in the accumulator's
- * type), on other devices (and with RAGGED_OPENCL_CPU_KERNELS=0) left to
- * right.
+ * type); on other devices (and with RAGGED_OPENCL_CPU_KERNELS=0) segments
+ * of fewer than 64 elements left to right, longer ones as 32 interleaved
+ * lanes (lane j takes elements j, j + 32, ... of the whole segment, each
+ * lane from +0.0, or 1.0 for products) combined as j with j + 16, then
+ * j + 8, ..., j + 1.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {
