@@ -233,10 +233,11 @@ RG_API const char *rg_strategy_name(rg_strategy strategy);
 /* The strategy RG_STRATEGY_AUTO takes for this context and size, and (if
  * why is not NULL) a static sentence saying why: merge path on OpenMP;
  * per-segment on OpenCL CPU devices (measured fastest there); merge path on
- * GPUs and accelerators.  On a GPU or accelerator, RG_STRATEGY_AUTO itself
- * also knows the longest segment where the offsets passed their check on
- * the device (or were made there by rg_offsets_from_lengths), and takes
- * per-segment when no segment is longer than 1 element.  On OpenMP, merge
+ * GPUs and accelerators, binary search there for a single segment.  On a
+ * GPU or accelerator, RG_STRATEGY_AUTO itself also knows the longest
+ * segment where the offsets passed their check on the device (or were made
+ * there by rg_offsets_from_lengths), and takes per-segment when no segment
+ * is longer than 1 element.  On OpenMP, merge
  * path on offsets whose segments all have one short length (up to 64
  * elements for int64 output, 32 for int32), as found by their check or
  * rg_offsets_from_lengths, writes the output without reading the
