@@ -256,9 +256,9 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
 }
 
 /* Sums and products of segments of TEAM_MIN elements or more (the others
- * are reduce_segments'), TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
- * segment, so that a team's loads are coalesced, and the lanes combine as
- * j with j + TEAM / 2, then j + TEAM / 4, ..., j + 1.  One work-item per
+ * are reduce_segments'), TEAM work-items each: lane j folds elements j,
+ * j + TEAM, ... of the segment, so that a team's loads are coalesced, and
+ * the lanes combine as j with j + TEAM / 2, then j + TEAM / 4, ..., j + 1.  One work-item per
  * segment read its elements alone, 8 bytes at a time from its own stretch
  * of memory: 61% of a copy's speed on an H100 for segments of 1 to 199
  * elements.  The group takes get_local_size(0) / TEAM segments at a time,

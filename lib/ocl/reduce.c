@@ -9,9 +9,9 @@
 /* Lanes of a per-segment reduction on CPU devices, from SEG_LANES_MIN
  * elements (SEG_LANES and SEG_LANES_MIN of reduce.cl): one segment of 2^24
  * float64 took about 20 ms on PoCL as one chain of additions, 5 to 7 ms in
- * lanes (min and argmax: 14 to 16 ms, 7 to 8 ms).  Other devices fold left
- * to right: there per-segment only takes segments of up to 256 elements,
- * and lanes have not been measured on a GPU. */
+ * lanes (min and argmax: 14 to 16 ms, 7 to 8 ms).  On an H100 the same
+ * lanes made sums over 1 to 8 elements slower (0.62 against 0.54 ms at
+ * 2^27) and argmax over 1 to 199 (0.85 against 0.70 ms). */
 #define SEG_LANES_CPU 8
 #define SEG_LANES_MIN 64
 /* Per-segment sums and products on other devices: segments of TEAM_MIN
