@@ -394,6 +394,10 @@ RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
  * A bound below nnz is RG_ERANGE (the message gives the real count) and
  * leaves the outputs untouched.
  *
+ * The OpenCL backend reads a once: its count pass also writes a bitmask
+ * of a (one bit per element: a temporary device buffer of an eighth of
+ * a's length in bytes), which the write pass reads instead of a.
+ *
  * The OpenMP backend reads a once where it can.  With several threads,
  * rg_nonzero_into with room for a row per element of a, and rg_nonzero of
  * 1-D input of 8-byte elements (with no bound) make one pass over a:
