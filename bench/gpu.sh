@@ -10,7 +10,8 @@
 # CHECK (0 skips make check), SUITES (instead of make check, these Check
 # suites of tests/check_ragged only, in order, e.g. "nonzero reduce"),
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
-# library).  The benchmark runs before the tests, so that a time limit cuts
+# library), BENCH_ARGS (more ragged_bench arguments, e.g. "--dists medium
+# --strategies auto,per-segment": device time is scarce).  The benchmark runs before the tests, so that a time limit cuts
 # the tests, not the figures.  Where DIR/base holds an older tarball (BASE=
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
 # runs on the old library and kernels right after the new, then on the new
@@ -72,7 +73,7 @@ bench() {
     (cd "$t" && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=$PWD/cl \
         "$tree/bench/.libs/ragged_bench" \
         --backends "${BACKENDS:-opencl,openmp}" --sizes "$sizes" --ops "$ops" --reps 5 \
-        --csv "${f%.txt}.csv" "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
+        --csv "${f%.txt}.csv" ${BENCH_ARGS:-} "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
 }
 
 # Seconds since the start, per step, into steps.txt (device time is scarce).
