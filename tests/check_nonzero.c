@@ -265,7 +265,7 @@ END_TEST
 
 START_TEST(test_nonzero_shapes)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
     uint64_t state = 77;
     for (size_t ndim = 1; ndim <= 8; ndim++) {
         for (int rep = 0; rep < 3; rep++) {
@@ -323,7 +323,7 @@ END_TEST
 
 START_TEST(test_nonzero_special)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
     const float f[10] = {0.0f, -0.0f, NAN, -0.0f, INFINITY, FLT_TRUE_MIN, 0.0f, -NAN, -1.0f, -0.0f};
     const double d[10] = {-0.0, 0.0, DBL_TRUE_MIN, -0.0, -INFINITY, 0.0, NAN, 0.0, -DBL_TRUE_MIN,
                           -0.0};
@@ -902,8 +902,8 @@ Suite *nonzero_suite(void)
 
     TCase *tc = test_tcase("nonzero");
     tcase_add_loop_test(tc, test_nonzero_dtypes, 0, TEST_NBACKENDS * N_DTYPES);
-    tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_kept, 0, TEST_NBACKENDS);

@@ -340,6 +340,50 @@ START_TEST(test_reduce_small)
 }
 END_TEST
 
+/* Per-segment sums and products around the 64 elements from which GPUs
+ * (and PoCL with RAGGED_OPENCL_CPU_KERNELS=0) hand a segment to a team of
+ * 32 work-items: edge cases and lengths 63, 64, 65, ..., both offset
+ * types, integer (wrapping) and float dtypes. */
+START_TEST(test_reduce_teams)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    static const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
+    static const rg_dtype types[4] = {RG_INT32, RG_UINT64, RG_FLOAT32, RG_FLOAT64};
+    static const struct {
+        test_dist dist;
+        size_t nsegs;
+        int64_t scale;
+        const char *what;
+    } cases[] = {
+        {DIST_EMPTY, 5, 0, "empty content"}, {DIST_EMPTY, 0, 0, "zero segments"},
+        {DIST_EMPTY, 300, 0, "all empty"},   {DIST_HUGE, 7, 5000, "one huge"},
+        {DIST_POWER_LAW, 300, 2000, "power law"},
+    };
+    for (size_t c = 0; c <= sizeof cases / sizeof *cases; c++) {
+        size_t nsegs;
+        int64_t *len;
+        if (c < sizeof cases / sizeof *cases) {
+            nsegs = cases[c].nsegs;
+            len = test_gen_lengths(cases[c].dist, nsegs, cases[c].scale, 31 + c);
+        } else { /* 0, 1, 62, 63, 64, 65, 66, 95, 96, 97, 127, 128, 129, 1000 in turn */
+            static const int64_t around[] = {0,  1,  62,  63,  64,  65,  66,
+                                             95, 96, 97, 127, 128, 129, 1000};
+            nsegs = 3 * (sizeof around / sizeof *around);
+            len = malloc(nsegs * sizeof *len);
+            ck_assert_ptr_nonnull(len);
+            for (size_t i = 0; i < nsegs; i++)
+                len[i] = around[i % (sizeof around / sizeof *around)];
+        }
+        const char *what = c < sizeof cases / sizeof *cases ? cases[c].what : "around 64";
+        for (int d = 0; d < 4; d++)
+            check_ops_on(ctx, types[d], (d + (int)c) % 2 ? RG_INT32 : RG_INT64, len, nsegs, ops,
+                         2, RG_REDUCE_POLICY_PER_SEGMENT, 0, 60 + c, what);
+        free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Past 2^20 elements on some dtype/op combinations (each policy and backend). */
 START_TEST(test_reduce_big)
 {
@@ -1187,6 +1231,7 @@ Suite *reduce_suite(void)
 
     tc = test_tcase("small");
     tcase_add_loop_test(tc, test_reduce_small, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_teams, 0, TEST_NBACKENDS_GPU_KERNELS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("windows");
