@@ -5,10 +5,20 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ragged.h"
 
 #define RG_HIDDEN __attribute__((visibility("hidden")))
+
+/* Whether the environment variable `name` is "0": how RAGGED_AVX512,
+ * RAGGED_CACHE and RAGGED_OPENCL_CPU_KERNELS turn something off. */
+static inline bool rg_env_off(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "0") == 0;
+}
 
 /* What elem_segments writes for element k of segment i. */
 typedef enum rg_elem_kind {

@@ -253,9 +253,8 @@ rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
     ctx->impl = ocl;
     ctx->device_kind = device_kind(chosen.type);
     /* =0 lets the tests run the GPUs' kernels on PoCL. */
-    const char *cpu_kernels = getenv("RAGGED_OPENCL_CPU_KERNELS");
-    ocl->cpu_kernels = ctx->device_kind == RG_DEVICE_CPU &&
-                       !(cpu_kernels && !strcmp(cpu_kernels, "0"));
+    ocl->cpu_kernels =
+        ctx->device_kind == RG_DEVICE_CPU && !rg_env_off("RAGGED_OPENCL_CPU_KERNELS");
     /* A long name is cut short: the field is for reading, not parsing. */
     if (snprintf(ctx->device, sizeof ctx->device, "%s (%s)", ocl->device_name,
                  ocl->platform_name) < 0)

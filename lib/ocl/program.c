@@ -236,8 +236,7 @@ static uint64_t checksum(const unsigned char *binary, size_t size)
 /* The cache folder, or false when RAGGED_CACHE=0 or no folder can be named. */
 static bool cache_dir(char *dir, size_t size)
 {
-    const char *off = getenv("RAGGED_CACHE");
-    if (off && strcmp(off, "0") == 0)
+    if (rg_env_off("RAGGED_CACHE"))
         return false;
     const char *env = getenv("RAGGED_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");

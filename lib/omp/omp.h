@@ -164,9 +164,8 @@ static inline bool have_avx512(void)
     static int known; /* 0: not yet, 1: no, 2: yes; threads may race to the same value */
     int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (v == 0) {
-        const char *env = getenv("RAGGED_AVX512");
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && !(env && strcmp(env, "0") == 0) ? 2 : 1;
+        v = __builtin_cpu_supports("avx512f") && !rg_env_off("RAGGED_AVX512") ? 2 : 1;
         __atomic_store_n(&known, v, __ATOMIC_RELAXED);
     }
     return v == 2;
