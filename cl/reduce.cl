@@ -7,7 +7,8 @@
  * -DSEG_LANES_MIN, the lanes of a per-segment reduction (sum and prod in
  * class 0, the extremes in class 1) and the length from which it uses
  * them, -DTEAM and -DTEAM_MIN (0: none), the work-items per segment of
- * reduce_teams and the length from which segments are its,
+ * reduce_teams and the length from which segments are its, -DPIECE (0:
+ * none) the length from which reduce_pieces cuts a segment of theirs,
  * -DNEED_FP64 when double is used, and
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
@@ -255,40 +256,133 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
     }
 }
 
-/* Sums and products of segments of TEAM_MIN elements or more (the others
- * are reduce_segments'), TEAM work-items each: lane j folds elements j,
- * j + TEAM, ... of the segment, so that a team's loads are coalesced, and
- * the lanes combine as j with j + TEAM / 2, then j + TEAM / 4, ..., j + 1.  One work-item per
- * segment read its elements alone, 8 bytes at a time from its own stretch
- * of memory: 61% of a copy's speed on an H100 for segments of 1 to 199
- * elements.  The group takes get_local_size(0) / TEAM segments at a time,
- * all of its work-items together (the barriers). */
 #if TEAM_MIN > 0
-kernel void reduce_teams(global const T *x, global const int *o32, global const long *o64,
-                         int wide, ulong nsegs, int op, global uchar *out, local acc_t *part)
+#if PIECE > 0 && PIECE < TEAM_MIN
+#error "PIECE: 0 or at least TEAM_MIN"
+#endif
+
+/* Combines a team's lanes, part[lid - lane .. lid - lane + TEAM - 1], as j
+ * with j + TEAM / 2, then j + TEAM / 4, ..., j + 1: the result lands in
+ * lane 0's.  Every work-item of the group must call it (the barriers). */
+void team_tree(local acc_t *part, uint lid, uint lane, int op)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = TEAM / 2; d > 0; d >>= 1) {
+        if (lane < d)
+            part[lid] = combine(part[lid], part[lid + d], op);
+        barrier(CLK_LOCAL_MEM_FENCE); /* also: part[lid + 1] is read before it is rewritten */
+    }
+}
+
+#if PIECE > 0
+/* The segment holding element k (< nelems): the largest s < nsegs with
+ * o[s] <= k, so never an empty one. */
+ulong segment_of(global const int *o32, global const long *o64, int wide, ulong nsegs, long k)
+{
+    ulong lo = 0, hi = nsegs; /* o[lo] <= k < o[hi] */
+    while (hi - lo > 1) {
+        ulong mid = lo + (hi - lo) / 2;
+        if (OFF(mid) <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Segments of PIECE elements or more are cut at the multiples of PIECE
+ * (positions in the content), so that work-groups share them: a long
+ * segment on one team took 0.31 s for 2^27 float64 on an H100.  Piece p
+ * holds elements p * PIECE .. (p + 1) * PIECE - 1; where the segment
+ * holding its first element is long, a team folds the segment's part of
+ * the piece into partial[p].  reduce_teams then folds a long segment's
+ * part before its first piece start itself and combines the partials. */
+kernel void reduce_pieces(global const T *x, global const int *o32, global const long *o64,
+                          int wide, ulong nsegs, ulong nelems, int op, global acc_t *partial,
+                          local acc_t *part)
 {
     uint lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
-    for (ulong s0 = get_group_id(0) * teams; s0 < nsegs; s0 += get_num_groups(0) * teams) {
-        ulong s = s0 + lid / TEAM;
-        long start = 0, end = 0;
-        if (s < nsegs) {
-            start = OFF(s);
-            end = OFF(s + 1);
+    ulong npieces = (nelems + PIECE - 1) / PIECE;
+    for (ulong p0 = get_group_id(0) * teams; p0 < npieces; p0 += get_num_groups(0) * teams) {
+        ulong p = p0 + lid / TEAM;
+        long lo = 0, hi = 0;
+        if (p < npieces) {
+            lo = (long)(p * PIECE);
+            ulong s = segment_of(o32, o64, wide, nsegs, lo);
+            long start = OFF(s), end = OFF(s + 1);
+            hi = end - start >= PIECE ? min(end, lo + PIECE) : lo;
         }
-        bool mine = end - start >= TEAM_MIN;
         acc_t a = ident(op);
-        if (mine)
-            for (long k = start + lane; k < end; k += TEAM)
-                a = fold(a, x[k], k, op);
+        for (long k = lo + lane; k < hi; k += TEAM)
+            a = fold(a, x[k], k, op);
         part[lid] = a;
+        team_tree(part, lid, lane, op);
+        if (hi > lo && lane == 0)
+            partial[p] = part[lid];
+    }
+}
+#endif
+
+/* Segments of TEAM_MIN elements or more (the others are reduce_segments'),
+ * TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
+ * segment, so that a team's loads are coalesced, and team_tree combines
+ * the lanes.  One work-item per segment read its elements alone, 8 bytes
+ * at a time from its own stretch of memory: 61% of a copy's speed on an
+ * H100 for segments of 1 to 199 elements.  With PIECE > 0, a segment of
+ * PIECE elements or more is cut at the multiples of PIECE: lane j folds
+ * the elements j, j + TEAM, ... before the first cut (none if it starts
+ * on one), then the partials of reduce_pieces for pieces j, j + TEAM, ...
+ * of those from that cut on.  The group looks at `block` segments (at
+ * most its size) at a time and lists those that are its (in any order:
+ * each is reduced whole by one team), then its teams take them; where few
+ * segments are long (power-law lengths), a round of teams per handful of
+ * segments, each ending in barriers, cost more than the elements. */
+kernel void reduce_teams(global const T *x, global const int *o32, global const long *o64,
+                         int wide, ulong nsegs, int op, global uchar *out,
+                         global const acc_t *partial, uint block, local acc_t *part,
+                         local uint *list)
+{
+    local uint found;
+    uint lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
+    for (ulong b0 = get_group_id(0) * (ulong)block; b0 < nsegs;
+         b0 += get_num_groups(0) * (ulong)block) {
+        if (lid == 0)
+            found = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint d = TEAM / 2; d > 0; d >>= 1) {
-            if (lane < d)
-                part[lid] = combine(part[lid], part[lid + d], op);
-            barrier(CLK_LOCAL_MEM_FENCE); /* also: part[lid + 1] is read before it is rewritten */
+        ulong s = b0 + lid;
+        if (lid < block && s < nsegs && OFF(s + 1) - OFF(s) >= TEAM_MIN)
+            list[atomic_inc(&found)] = lid;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint n = found;
+        for (uint j0 = 0; j0 < n; j0 += teams) {
+            uint j = j0 + lid / TEAM;
+            ulong seg = 0;
+            long start = 0, end = 0;
+            if (j < n) {
+                seg = b0 + list[j];
+                start = OFF(seg);
+                end = OFF(seg + 1);
+            }
+            long stop = end;
+#if PIECE > 0
+            bool cut = end - start >= PIECE;
+            if (cut)
+                stop = min(end, (start + PIECE - 1) / PIECE * PIECE); /* the first cut */
+#endif
+            acc_t a = ident(op);
+            for (long k = start + lane; k < stop; k += TEAM)
+                a = fold(a, x[k], k, op);
+#if PIECE > 0
+            if (cut)
+                for (long p = stop / PIECE + lane; p <= (end - 1) / PIECE; p += TEAM)
+                    a = combine(a, partial[p], op);
+#endif
+            part[lid] = a;
+            team_tree(part, lid, lane, op);
+            if (j < n && lane == 0)
+                store(out, seg, part[lid], start, end, op);
         }
-        if (mine && lane == 0)
-            store(out, s, part[lid], start, end, op);
+        barrier(CLK_LOCAL_MEM_FENCE); /* found and list are read before the next block */
     }
 }
 #endif

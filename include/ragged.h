@@ -562,7 +562,10 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * of fewer than 64 elements left to right, longer ones as 32 interleaved
  * lanes (lane j takes elements j, j + 32, ... of the whole segment, each
  * lane from +0.0, or 1.0 for products) combined as j with j + 16, then
- * j + 8, ..., j + 1.
+ * j + 8, ..., j + 1; from 8192 elements the segment is cut at the
+ * multiples of 8192 (positions in content): lane j takes elements j,
+ * j + 32, ... before the first cut, then the results of pieces j, j + 32,
+ * ... from it on, each piece reduced as 32 lanes the same way.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {
@@ -590,7 +593,11 @@ typedef enum rg_reduce_policy {
     RG_REDUCE_POLICY_AUTO = 0,    /* picked by rg_reduce_policy_choose */
     RG_REDUCE_POLICY_PER_SEGMENT, /* one work-item (OpenMP: one loop iteration) per segment,
                                    * many per work-group: no search, no combining pass; a long
-                                   * segment runs on a single work-item */
+                                   * segment runs on a single work-item, except on OpenCL
+                                   * devices other than CPUs: 32 work-items from 64 elements
+                                   * (sums and products), and from 8192 (every op) pieces of
+                                   * 8192 over many work-groups, with a temporary device
+                                   * buffer of up to 16 bytes per 8192 elements of content */
     RG_REDUCE_POLICY_MERGE_PATH   /* element split: every work-group (OpenMP: thread) takes an
                                    * equal share of elements + segments, so short segments
                                    * are many per work-group and a long one is split across

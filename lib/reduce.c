@@ -70,9 +70,12 @@ rg_dtype rg_reduce_dtype(rg_reduce_op op, rg_dtype in)
  * (BENCHMARKS.md): sums of lengths 1..8 0.55 against 0.93 ms, 0..15 0.59
  * against 0.97, all 1 1.11 against 2.10, 1..199 0.61 against 0.64; argmax
  * of 1..199 0.70 against 1.16.  Longer uniform lengths were not measured
- * below a mean of 10^5, where per-segment is 30 times slower: a long
- * segment holds its whole warp back, and one huge one runs on one
- * work-item. */
+ * below a mean of 10^5, where per-segment was 30 times slower (2026-11-24):
+ * a long segment held its whole warp back, and one huge one ran on one
+ * work-item.  Per-segment now gives sums and products of 64 or more
+ * elements to teams of 32 work-items and cuts segments of 8192 or more
+ * (every op) into pieces across work-groups (lib/ocl/reduce.c); that is
+ * not yet measured against merge path on a GPU, so this threshold stays. */
 #define GPU_PER_SEGMENT_LONGEST 256
 
 rg_reduce_policy rg_reduce_policy_pick(const rg_context *ctx, size_t nsegs, size_t nelems,

@@ -17,6 +17,9 @@ static const rg_reduce_policy all_policies[N_POLICIES] = {
     RG_REDUCE_POLICY_AUTO, RG_REDUCE_POLICY_PER_SEGMENT, RG_REDUCE_POLICY_MERGE_PATH};
 
 #define N_OPS 10
+/* PIECE of lib/ocl/reduce.c: from this length on, per-segment reductions
+ * on GPUs cut a segment at the multiples of it (positions in the content). */
+#define TEST_PIECE 8192
 static const rg_reduce_op all_ops[N_OPS] = {
     RG_REDUCE_SUM,    RG_REDUCE_PROD,  RG_REDUCE_MIN,           RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
     RG_REDUCE_ARGMAX, RG_REDUCE_COUNT, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
@@ -368,7 +371,7 @@ START_TEST(test_reduce_teams)
         } else { /* 0, 1, 62, 63, 64, 65, 66, 95, 96, 97, 127, 128, 129, 1000 in turn */
             static const int64_t around[] = {0,  1,  62,  63,  64,  65,  66,
                                              95, 96, 97, 127, 128, 129, 1000};
-            nsegs = 3 * (sizeof around / sizeof *around);
+            nsegs = 40 * (sizeof around / sizeof *around); /* reduce_teams lists many per block */
             len = malloc(nsegs * sizeof *len);
             ck_assert_ptr_nonnull(len);
             for (size_t i = 0; i < nsegs; i++)
@@ -379,6 +382,34 @@ START_TEST(test_reduce_teams)
             check_ops_on(ctx, types[d], (d + (int)c) % 2 ? RG_INT32 : RG_INT64, len, nsegs, ops,
                          2, RG_REDUCE_POLICY_PER_SEGMENT, 0, 60 + c, what);
         free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Per-segment reductions, every op, around the TEST_PIECE elements from
+ * which GPUs (and PoCL with RAGGED_OPENCL_CPU_KERNELS=0) cut a segment at
+ * the multiples of TEST_PIECE: segments that start on a cut and past one,
+ * end on one and past one, hold one piece, part of one, or many, next to
+ * short and empty ones; and one segment holding everything. */
+START_TEST(test_reduce_pieces)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    static const rg_dtype types[] = {RG_FLOAT64, RG_FLOAT32, RG_INT32, RG_UINT8, RG_INT64};
+    static const int64_t P = TEST_PIECE;
+    /* From position 0: one piece exactly, then from a cut a piece and one
+     * more element, from past a cut ... */
+    static const int64_t around[] = {P,     P + 1, 0, P - 1, 3,      P,  0, 2 * P + 5, 1, 100,
+                                     P - 2, 0,     5, 7 * P, P + 17, 64, 0, 3 * P - 9, 2};
+    size_t nsegs = sizeof around / sizeof *around;
+    for (int c = 0; c < 2; c++) {
+        int64_t one[3] = {0, 4 * P + 3, 0};
+        const int64_t *len = c == 0 ? around : one;
+        size_t n = c == 0 ? nsegs : 3;
+        for (size_t d = 0; d < sizeof types / sizeof *types; d++)
+            check_ops_on(ctx, types[d], (d + (size_t)c) % 2 ? RG_INT32 : RG_INT64, len, n,
+                         all_ops, N_OPS, RG_REDUCE_POLICY_PER_SEGMENT, 1, 80 + d,
+                         c == 0 ? "around the pieces" : "one cut segment");
     }
     rg_context_free(ctx);
 }
@@ -731,31 +762,59 @@ START_TEST(test_reduce_windows_exact)
 }
 END_TEST
 
+#define NARROW(v) (narrow ? (double)(float)(v) : (v))
+/* 32 interleaved lanes from +0.0 (1.0) over x[b .. e), the tree (j + 16,
+ * ..., j + 1) their result: a team of reduce.cl. */
+static double team_fold(const double *x, int64_t b, int64_t e, int prod, bool narrow)
+{
+    double lane[32];
+    for (int j = 0; j < 32; j++)
+        lane[j] = prod ? 1 : 0;
+    for (int64_t k = b; k < e; k++) {
+        double *l = &lane[(k - b) % 32];
+        *l = NARROW(prod ? *l * x[k] : *l + x[k]);
+    }
+    for (int w = 16; w > 0; w /= 2)
+        for (int j = 0; j < w; j++)
+            lane[j] = NARROW(prod ? lane[j] * lane[j + w] : lane[j] + lane[j + w]);
+    return lane[0];
+}
+
 /* The documented order of a float sum (prod) of [b, e) in double, or, with
  * narrow, in float (each double result rounded to float: a float operation
  * exactly, since double has more than twice float's precision), from 64
  * elements on; shorter segments left to right.  lanes = 8 (OpenMP, OpenCL
  * CPU devices): 8 interleaved lanes over the whole groups of 8, added as a
  * tree (j + 4, j + 2, j + 1) onto +0.0 (1.0), then the rest left to right.
- * lanes = 32 (other OpenCL devices): 32 interleaved lanes from +0.0 (1.0)
- * over the whole segment, the tree (j + 16, ..., j + 1) its result. */
+ * lanes = 32 (other OpenCL devices): team_fold over the whole segment, or
+ * from TEST_PIECE elements on over its parts, cut at the multiples of
+ * TEST_PIECE (reduce.cl's reduce_teams and reduce_pieces). */
 static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, int lanes, bool narrow)
 {
-#define NARROW(v) (narrow ? (double)(float)(v) : (v))
     double v = prod ? 1 : 0;
-    if (lanes == 32 && e - b >= 64) {
+    if (lanes == 32 && e - b >= TEST_PIECE) {
+        /* Cut at the multiples of TEST_PIECE: lane j takes the elements j,
+         * j + 32, ... before the first cut, then pieces j, j + 32, ... from it. */
         double lane[32];
+        int64_t cut = (b + TEST_PIECE - 1) / TEST_PIECE * TEST_PIECE;
         for (int j = 0; j < 32; j++)
             lane[j] = v;
-        for (int64_t k = b; k < e; k++) {
+        for (int64_t k = b; k < cut; k++) {
             double *l = &lane[(k - b) % 32];
             *l = NARROW(prod ? *l * x[k] : *l + x[k]);
+        }
+        for (int64_t p = cut; p < e; p += TEST_PIECE) {
+            double piece = team_fold(x, p, p + TEST_PIECE < e ? p + TEST_PIECE : e, prod, narrow);
+            double *l = &lane[(p - cut) / TEST_PIECE % 32];
+            *l = NARROW(prod ? *l * piece : *l + piece);
         }
         for (int w = 16; w > 0; w /= 2)
             for (int j = 0; j < w; j++)
                 lane[j] = NARROW(prod ? lane[j] * lane[j + w] : lane[j] + lane[j + w]);
         return lane[0];
     }
+    if (lanes == 32 && e - b >= 64)
+        return team_fold(x, b, e, prod, narrow);
     if (lanes == 8 && e - b >= 64) {
         double lane[8];
         for (int j = 0; j < 8; j++)
@@ -774,7 +833,9 @@ static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, int la
 #undef NARROW
 }
 
-/* Segments of 0 to 3000 elements (most past 64) of inexact values, so that
+/* Segments of 0 to 3000 elements (most past 64), and every 37th of 8152
+ * to 38151 (cut into pieces on GPUs; one starts on a cut), of inexact
+ * values, so that
  * any other order changes the bits.  Per-segment float64 and float32 sums
  * and products match the documented order bit for bit: 8 lanes on OpenMP
  * and on OpenCL CPU devices, 32 on other OpenCL devices and with
@@ -793,9 +854,15 @@ START_TEST(test_reduce_lanes_exact)
     int64_t *len = malloc(nsegs * sizeof *len);
     ck_assert_ptr_nonnull(len);
     uint64_t state = 91;
+    int64_t at = 0;
     for (size_t i = 0; i < nsegs; i++) {
         uint64_t r = test_rand(&state);
-        len[i] = i % 10 == 0 ? (int64_t)(r % 64) : 60 + (int64_t)(r % 3000);
+        len[i] = i % 10 == 0   ? (int64_t)(r % 64)
+                 : i % 37 == 5 ? TEST_PIECE - 40 + (int64_t)(r % 30000) /* cut into pieces */
+                               : 60 + (int64_t)(r % 3000);
+        if (i == 41) /* the next one, cut into pieces, starts on a cut */
+            len[i] += (TEST_PIECE - (at + len[i]) % TEST_PIECE) % TEST_PIECE;
+        at += len[i];
     }
     int64_t *off = ref_offsets(len, nsegs);
     size_t n = (size_t)off[nsegs];
@@ -1232,6 +1299,7 @@ Suite *reduce_suite(void)
     tc = test_tcase("small");
     tcase_add_loop_test(tc, test_reduce_small, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_teams, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_reduce_pieces, 0, TEST_NBACKENDS_GPU_KERNELS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("windows");

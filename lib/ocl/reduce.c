@@ -21,6 +21,16 @@
  * work-item per segment. */
 #define TEAM 32
 #define TEAM_MIN 64
+/* There too, segments of PIECE elements or more, of every op, are cut at
+ * the multiples of PIECE: teams across work-groups reduce the pieces
+ * (reduce_pieces), the segment's own team combines them.  One segment of
+ * 2^27 float64 on one team took 0.31 s on an H100. */
+#define PIECE 8192
+/* reduce_teams looks at `block` segments per work-group at a time, its
+ * whole work-group where that still leaves TEAM_BLOCKS_PER_UNIT blocks per
+ * compute unit, fewer down to one per team otherwise (few, long
+ * segments), so that the device stays busy. */
+#define TEAM_BLOCKS_PER_UNIT 8
 /* Merge-path steps per work-item per tile (VT of reduce.cl). */
 #define REDUCE_VT 8
 /* A tile's staged ends and elements, with reduce.cl's pad word after every 16. */
@@ -77,7 +87,8 @@ typedef struct reduce_job {
     cl_int wide, op, cls;
     cl_ulong nsegs, nelems;
     size_t elem_size;
-    bool teams;      /* reduce_teams takes the segments of TEAM_MIN or more */
+    bool teams;      /* reduce_teams takes the segments of team_min or more */
+    int64_t team_min;
     int64_t longest; /* the longest segment, or -1 when not known */
     char options[256];
 } reduce_job;
@@ -87,31 +98,65 @@ static rg_status get_kernel(const reduce_job *job, const char *name, rg_ocl_kern
     return rg_ocl_get_kernel(job->ctx, "reduce.cl", job->options, name, k);
 }
 
+/* Whether segments of `length` elements or more may be there. */
+static bool may_hold(const reduce_job *job, int64_t length)
+{
+    return job->nelems >= (cl_ulong)length && (job->longest < 0 || job->longest >= length);
+}
+
 static rg_status by_segment(const reduce_job *job)
 {
-    rg_ocl_kernel k, teams_k;
+    rg_ocl_kernel k, teams_k, pieces_k;
     rg_status st = get_kernel(job, "reduce_segments", &k);
-    bool long_ones = job->teams && (job->longest < 0 || job->longest >= TEAM_MIN);
+    bool long_ones = job->teams && may_hold(job, job->team_min);
+    bool cut = job->teams && may_hold(job, PIECE);
     if (st == RG_OK && long_ones)
         st = get_kernel(job, "reduce_teams", &teams_k);
-    if (st == RG_OK && long_ones && teams_k.group < TEAM)
-        st = rg_set_error(job->ctx, RG_EDEVICE, "OpenCL backend: reduce_teams needs work-groups "
-                          "of %d work-items, the device allows %zu", TEAM, teams_k.group);
+    if (st == RG_OK && cut)
+        st = get_kernel(job, "reduce_pieces", &pieces_k);
+    if (st == RG_OK && ((long_ones && teams_k.group < TEAM) || (cut && pieces_k.group < TEAM)))
+        st = rg_set_error(job->ctx, RG_EDEVICE, "OpenCL backend: reduce_teams and reduce_pieces "
+                          "need work-groups of %d work-items, the device allows fewer", TEAM);
+    /* Allocated first: a failure leaves out untouched. */
+    cl_mem partial = NULL;
+    cl_ulong npieces = job->nelems / PIECE + (job->nelems % PIECE != 0);
+    if (st == RG_OK && cut)
+        st = rg_ocl_temp_buffer(job->ctx, npieces * ACC_BYTES(job->cls), &partial);
     kernel_arg args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64), ARG(job->wide),
                          ARG(job->nsegs), ARG(job->op),  ARG(job->out)};
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &k,
                            rg_ocl_stride_groups(job->nsegs, k.group, MAX_SEGMENT_GROUPS),
                            k.group, args, NARGS(args));
+    if (st == RG_OK && cut) {
+        kernel_arg pieces_args[] = {ARG(job->x),      ARG(job->o32),    ARG(job->o64),
+                                    ARG(job->wide),   ARG(job->nsegs),  ARG(job->nelems),
+                                    ARG(job->op),     ARG(partial),
+                                    LOCAL_ARG(pieces_k.group * ACC_BYTES(job->cls))};
+        st = rg_ocl_launch(job->ctx, &pieces_k,
+                           rg_ocl_stride_groups(npieces, pieces_k.group / TEAM, MAX_SEGMENT_GROUPS),
+                           pieces_k.group, pieces_args, NARGS(pieces_args));
+    }
     if (st == RG_OK && long_ones) {
+        rg_ocl *ocl = job->ctx->impl;
+        size_t units = ocl->compute_units ? ocl->compute_units : 1;
+        size_t block = job->nsegs / (units * TEAM_BLOCKS_PER_UNIT);
+        if (block > teams_k.group)
+            block = teams_k.group;
+        if (block < teams_k.group / TEAM)
+            block = teams_k.group / TEAM;
+        cl_uint block32 = (cl_uint)block;
         kernel_arg teams_args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64),
                                    ARG(job->wide),  ARG(job->nsegs), ARG(job->op),
-                                   ARG(job->out),   LOCAL_ARG(teams_k.group * ACC_BYTES(job->cls))};
-        size_t per_group = teams_k.group / TEAM;
+                                   ARG(job->out),   ARG(partial),  ARG(block32),
+                                   LOCAL_ARG(teams_k.group * ACC_BYTES(job->cls)),
+                                   LOCAL_ARG(teams_k.group * sizeof(cl_uint))};
         st = rg_ocl_launch(job->ctx, &teams_k,
-                           rg_ocl_stride_groups(job->nsegs, per_group, MAX_SEGMENT_GROUPS),
+                           rg_ocl_stride_groups(job->nsegs, block, MAX_SEGMENT_GROUPS),
                            teams_k.group, teams_args, NARGS(teams_args));
     }
+    if (partial)
+        rg_cl.clReleaseMemObject(partial);
     return st;
 }
 
@@ -221,15 +266,17 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
     int64_t longest = offsets->offsets_ok ? offsets->offsets_longest : -1;
     rg_ocl *ocl = ctx->impl;
     job.longest = longest;
-    job.teams = !ocl->cpu_kernels && ocl->max_group >= TEAM && job.cls == CLASS_ARITH;
+    job.teams = !ocl->cpu_kernels && ocl->max_group >= TEAM;
+    job.team_min = job.cls == CLASS_ARITH ? TEAM_MIN : PIECE;
     bool lanes = ocl->cpu_kernels &&
                  (job.cls == CLASS_ARITH || longest < 0 || longest >= SEG_LANES_MIN);
     bool fp64 = content->dtype == RG_FLOAT64;
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
-             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d%s",
+             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
-             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? TEAM_MIN : 0,
+             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? (int)job.team_min : 0,
+             job.teams ? PIECE : 0,
              fp64 ? " -DNEED_FP64" : "");
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
