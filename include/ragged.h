@@ -541,31 +541,32 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  *   ANY, ALL    bool: some / every element != 0.  Empty: false / true.
  *
  * Summation order (floats are not associative): within a backend and device
- * the result is deterministic -- no atomics, the same shape of combining
- * tree on every run.  Float32 sums and products accumulate in float64 on
- * OpenMP and in float32 on OpenCL.  OpenMP: each thread folds its part of
- * a segment left to right, except that a float part of 64 or more elements
- * is folded as 8 interleaved lanes (lane j takes elements j, j + 8, ... of
- * the whole groups of 8; the lanes are combined as j with j + 4, then j + 2,
- * then j + 1), then its last (length % 8) elements left to right; a segment
- * cut by thread boundaries gets its parts combined in thread order.  The
- * lanes keep 8 additions in flight instead of one chain at the add's
- * latency, and round off less.  OpenCL merge path: each work-item adds up
- * to 8 consecutive elements left to right, the partials of one segment within a
- * work-group are added by a tree (Hillis-Steele segmented scan), then tile
- * by tile and chunk by chunk in order; in a run of tiles (2048 steps) that
- * lie wholly inside one segment, work-item l instead adds elements l,
- * l + 256, ... of each, and the work-items' shares go through the same
- * tree once, after the run.  OpenCL per-segment: on CPU devices (PoCL) as
- * an OpenMP thread's part (8 lanes from 64 elements, in the accumulator's
- * type); on other devices (and with RAGGED_OPENCL_CPU_KERNELS=0) segments
- * of fewer than 64 elements left to right, longer ones as 32 interleaved
- * lanes (lane j takes elements j, j + 32, ... of the whole segment, each
- * lane from +0.0, or 1.0 for products) combined as j with j + 16, then
- * j + 8, ..., j + 1; from 8192 elements the segment is cut at the
- * multiples of 8192 (positions in content): lane j takes elements j,
- * j + 32, ... before the first cut, then the results of pieces j, j + 32,
- * ... from it on, each piece reduced as 32 lanes the same way.
+ * the result is deterministic -- values are never combined by atomics, and
+ * the combining tree has the same shape on every run.  Float32 sums and
+ * products accumulate in float64 on OpenMP and in float32 on OpenCL.
+ * OpenMP: each thread folds its part of a segment left to right, except
+ * that a float part of 64 or more elements is folded as 8 interleaved lanes
+ * (lane j takes elements j, j + 8, ... of the whole groups of 8; the lanes
+ * are combined as j with j + 4, then j + 2, then j + 1), then its last
+ * (length % 8) elements left to right; a segment cut by thread boundaries
+ * gets its parts combined in thread order.  The lanes keep 8 additions in
+ * flight instead of one chain at the add's latency, and round off less.
+ * OpenCL merge path: each work-item adds up to 8 consecutive elements left
+ * to right, the partials of one segment within a work-group are added by a
+ * tree (Hillis-Steele segmented scan), then tile by tile and chunk by chunk
+ * in order; in a run of tiles (2048 steps) that lie wholly inside one
+ * segment, work-item l instead adds elements l, l + 256, ... of each, and
+ * the work-items' shares go through the same tree once, after the run.
+ * OpenCL per-segment: on CPU devices (PoCL) as an OpenMP thread's part (8
+ * lanes from 64 elements, in the accumulator's type); on other devices (and
+ * with RAGGED_OPENCL_CPU_KERNELS=0) segments of fewer than 64 elements left
+ * to right, longer ones as 32 interleaved lanes (lane j takes elements
+ * j, j + 32, ... of the whole segment, each lane from +0.0, or 1.0 for products)
+ * combined as j with j + 16, then j + 8, ..., j + 1; from 8192 elements the
+ * segment is cut at the multiples of 8192 (positions in content): lane j
+ * takes elements j, j + 32, ... before the first cut, then the results of
+ * pieces j, j + 32, ... from it on, each piece reduced as 32 lanes the same
+ * way.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {
