@@ -313,17 +313,20 @@ static void check_ops_on(rg_context *ctx, rg_dtype t, rg_dtype offsets_type,
     free(off);
 }
 
+/* Segment lengths drawn by test_gen_lengths, and what they are called. */
+typedef struct length_case {
+    test_dist dist;
+    size_t nsegs;
+    int64_t scale;
+    const char *what;
+} length_case;
+
 /* Every op, dtype and distribution on small arrays. */
 START_TEST(test_reduce_small)
 {
     TEST_CONTEXT(ctx, backend_of(_i));
     rg_reduce_policy policy = policy_of(_i);
-    static const struct {
-        test_dist dist;
-        size_t nsegs;
-        int64_t scale;
-        const char *what;
-    } cases[] = {
+    static const length_case cases[] = {
         {DIST_EMPTY, 5, 0, "empty content"},  {DIST_EMPTY, 0, 0, "zero segments"},
         {DIST_EMPTY, 300, 0, "all empty"},    {DIST_HALF_EMPTY, 500, 0, "50% empty"},
         {DIST_HUGE, 7, 5000, "one huge"},     {DIST_ONES, 1000, 0, "all length 1"},
@@ -352,12 +355,7 @@ START_TEST(test_reduce_teams)
     TEST_CONTEXT(ctx, test_backend_plain(_i));
     static const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
     static const rg_dtype types[4] = {RG_INT32, RG_UINT64, RG_FLOAT32, RG_FLOAT64};
-    static const struct {
-        test_dist dist;
-        size_t nsegs;
-        int64_t scale;
-        const char *what;
-    } cases[] = {
+    static const length_case cases[] = {
         {DIST_EMPTY, 5, 0, "empty content"}, {DIST_EMPTY, 0, 0, "zero segments"},
         {DIST_EMPTY, 300, 0, "all empty"},   {DIST_HUGE, 7, 5000, "one huge"},
         {DIST_POWER_LAW, 300, 2000, "power law"},
