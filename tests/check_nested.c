@@ -75,7 +75,7 @@ END_TEST
  * offsets composed on the host and the flat references. */
 START_TEST(test_nested_random)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
     uint64_t seed = 77;
     for (int round = 0; round < 6; round++) {
         size_t nlevels = 3 + (size_t)(round & 1);
@@ -216,7 +216,7 @@ Suite *nested_suite(void)
     Suite *s = suite_create("nested");
     TCase *tc = test_tcase("nested");
     tcase_add_loop_test(tc, test_nested_example, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_nested_random, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_nested_random, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nested_bad_input, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nested_reduce, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);

@@ -800,7 +800,7 @@ static void check_segments(rg_context *ctx, rg_dtype dtype, const unsigned char 
 
 START_TEST(test_segment_nonzero)
 {
-    TEST_CONTEXT(ctx, _i / 2);
+    TEST_CONTEXT(ctx, test_backend_plain(_i / 2));
     rg_dtype off_type = _i % 2 ? RG_INT64 : RG_INT32;
     static const struct {
         test_dist dist;
@@ -912,7 +912,7 @@ Suite *nonzero_suite(void)
     suite_add_tcase(s, tc);
 
     tc = test_tcase("segments");
-    tcase_add_loop_test(tc, test_segment_nonzero, 0, TEST_NBACKENDS * 2);
+    tcase_add_loop_test(tc, test_segment_nonzero, 0, TEST_NBACKENDS_GPU_KERNELS * 2);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

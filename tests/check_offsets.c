@@ -237,7 +237,7 @@ END_TEST
 
 START_TEST(test_lengths_big)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
     /* Past 2^20 segments (several scan blocks), and a huge single segment. */
     size_t nsegs = (1u << 20) + 4321;
     int64_t *len = test_gen_lengths(DIST_SHORT, nsegs, 0, 7);
@@ -688,7 +688,7 @@ Suite *offsets_suite(void)
 
     tc = test_tcase("lengths");
     tcase_add_loop_test(tc, test_lengths_small, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_lengths_big, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_lengths_big, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_lengths_wide_values, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_offsets_total_limits, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_lengths_errors, 0, TEST_NBACKENDS);

@@ -319,6 +319,7 @@ int test_backend_plain(int i)
         return TEST_BACKEND_OPENMP;
     }
     test_setenv("RAGGED_OPENCL_CPU_KERNELS", "0");
+    test_setenv("RAGGED_OPENCL_MAX_GROUPS", TEST_FEW_GROUPS);
     return TEST_BACKEND_OPENCL;
 }
 

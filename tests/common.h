@@ -109,12 +109,16 @@ void test_unsetenv(const char *name);
 /* Loop tests over TEST_NBACKENDS_PLAIN indices: the backends, then OpenMP
  * with its AVX-512 paths off (the paths of CPUs without it); or over
  * TEST_NBACKENDS_GPU_KERNELS: then also OpenCL building on a CPU device
- * (PoCL) the kernels it builds for GPUs.  test_backend_plain(i) is the
- * backend index to test, after setting RAGGED_AVX512=0 or
- * RAGGED_OPENCL_CPU_KERNELS=0 for the last two (read at the first op or
+ * (PoCL) the kernels it builds for GPUs, and launching at most
+ * TEST_FEW_GROUPS work-groups for each kernel that loops over its work,
+ * so that those loops run many rounds, as on a GPU over big inputs.
+ * test_backend_plain(i) is the backend index to test, after setting
+ * RAGGED_AVX512=0, or RAGGED_OPENCL_CPU_KERNELS=0 and
+ * RAGGED_OPENCL_MAX_GROUPS, for the last two (read at the first op or
  * context, so this must come before either in the forked test). */
 #define TEST_NBACKENDS_PLAIN (TEST_NBACKENDS + 1)
 #define TEST_NBACKENDS_GPU_KERNELS (TEST_NBACKENDS + 2)
+#define TEST_FEW_GROUPS "3" /* odd: a stride of a power of two would hide less */
 int test_backend_plain(int i);
 /* Whether an OpenCL context of this test builds the CPU variants of kernels. */
 int test_cpu_kernels(rg_context *ctx);

@@ -74,7 +74,7 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     size_t n = a->length, tile = p->group * NZ_WORD;
     size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
     most = most < 2 * p->group ? 2 * p->group : most > NZ_MAX_CHUNKS ? NZ_MAX_CHUNKS : most;
-    size_t chunks = rg_ocl_stride_groups(n, tile, most);
+    size_t chunks = rg_ocl_stride_groups(ctx, n, tile, most);
     size_t per_chunk = n / chunks + (n % chunks != 0);
     p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     p->chunks = n / p->chunk + (n % p->chunk != 0);
@@ -244,10 +244,10 @@ rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
     kernel_arg off_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz), ARG(so)};
     kernel_arg pos_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz)};
     /* In this order: the offsets search the positions before they are made local. */
-    st = rg_ocl_launch(ctx, &koff, rg_ocl_stride_groups(nsegs + 1, koff.group, NZ_MAX_GROUPS),
+    st = rg_ocl_launch(ctx, &koff, rg_ocl_stride_groups(ctx, nsegs + 1, koff.group, NZ_MAX_GROUPS),
                        koff.group, off_args, NARGS(off_args));
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &kpos, rg_ocl_stride_groups(nnz, kpos.group, NZ_MAX_GROUPS),
+        st = rg_ocl_launch(ctx, &kpos, rg_ocl_stride_groups(ctx, nnz, kpos.group, NZ_MAX_GROUPS),
                            kpos.group, pos_args, NARGS(pos_args));
     return st;
 }

@@ -59,6 +59,7 @@ typedef struct rg_ocl {
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     bool cpu_kernels;        /* build the CPU variants of kernels (a CPU device, unless
                               * RAGGED_OPENCL_CPU_KERNELS=0) */
+    size_t group_cap;        /* RAGGED_OPENCL_MAX_GROUPS, or 0: caps grid-stride launches */
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
     char deferred_what[160]; /* and its message */
@@ -103,8 +104,9 @@ RG_HIDDEN cl_mem rg_ocl_mem_of(const rg_array *a);
 /* Sets the arguments and enqueues groups work-groups of group work-items. */
 RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
                                   size_t group, const kernel_arg *args, size_t nargs);
-/* Work-groups for a grid-stride loop over n items, at least 1, at most cap. */
-RG_HIDDEN size_t rg_ocl_stride_groups(size_t n, size_t group, size_t cap);
+/* Work-groups for a grid-stride loop over n items, at least 1, at most cap
+ * and at most the context's group_cap. */
+RG_HIDDEN size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_t cap);
 RG_HIDDEN rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out);
 /* Blocking read of the first nbytes of mem. */
 RG_HIDDEN rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst);

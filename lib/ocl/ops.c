@@ -105,9 +105,11 @@ rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
     return RG_OK;
 }
 
-/* Work-groups for a grid-stride loop over n items. */
-size_t rg_ocl_stride_groups(size_t n, size_t group, size_t cap)
+size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_t cap)
 {
+    const rg_ocl *ocl = ctx->impl;
+    if (ocl->group_cap && ocl->group_cap < cap)
+        cap = ocl->group_cap;
     size_t groups = n / group + (n % group != 0);
     return groups == 0 ? 1 : groups < cap ? groups : cap;
 }
@@ -316,7 +318,7 @@ static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad, int6
     rg_status st = offsets_kernel(ctx, offsets->dtype, offsets->dtype, "offsets_check", &k);
     if (st != RG_OK)
         return st;
-    size_t groups = rg_ocl_stride_groups(offsets->length, k.group, MAX_REDUCE_GROUPS);
+    size_t groups = rg_ocl_stride_groups(ctx, offsets->length, k.group, MAX_REDUCE_GROUPS);
     int64_t part[2 * MAX_REDUCE_GROUPS];
     st = partials(ctx, &k, rg_ocl_mem_in(offsets), offsets->length, groups, 2, part);
     if (st == RG_OK) {
@@ -338,7 +340,7 @@ static rg_status lengths(rg_array *out, const rg_array *offsets)
     cl_mem o = rg_ocl_mem_in(offsets), dst = rg_ocl_mem_of(out);
     kernel_arg args[] = {ARG(o), ARG(nsegs), ARG(dst)};
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(nsegs, k.group, MAX_STRIDE_GROUPS),
+        st = rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(ctx, nsegs, k.group, MAX_STRIDE_GROUPS),
                            k.group, args, NARGS(args));
     return st;
 }
@@ -366,7 +368,7 @@ static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uin
     rg_status st = offsets_kernel(ctx, len->dtype, len->dtype, "lengths_total", &k);
     if (st != RG_OK)
         return st;
-    size_t groups = rg_ocl_stride_groups(n, k.group, MAX_REDUCE_GROUPS);
+    size_t groups = rg_ocl_stride_groups(ctx, n, k.group, MAX_REDUCE_GROUPS);
     int64_t part[3 * MAX_REDUCE_GROUPS];
     st = partials(ctx, &k, rg_ocl_mem_in(len), n, groups, 3, part);
     if (st == RG_OK) {
@@ -397,8 +399,8 @@ static rg_status compose(rg_array *out, const rg_array *outer, const rg_array *i
     cl_int identity = inner == NULL;
     kernel_arg args[] = {ARG(o), ARG(in), ARG(identity), ARG(n), ARG(dst)};
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(n, k.group, MAX_STRIDE_GROUPS), k.group, args,
-                    NARGS(args));
+        st = rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(ctx, n, k.group, MAX_STRIDE_GROUPS),
+                           k.group, args, NARGS(args));
     return st;
 }
 
@@ -439,7 +441,7 @@ static rg_status scan(rg_context *ctx, cl_mem in, rg_dtype in_type, cl_mem out,
         return st;
     /* At most one chunk per work-item of a group, each a whole number of tiles. */
     size_t group = s.group, tile = group * SCAN_VT;
-    size_t count = rg_ocl_stride_groups(n, tile, group);
+    size_t count = rg_ocl_stride_groups(ctx, n, tile, group);
     size_t per_chunk = n / count + (n % count != 0);
     cl_ulong chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     count = n / chunk + (n % chunk != 0);
@@ -499,7 +501,7 @@ static rg_status by_bsearch(seg_job *job)
                          ARG(job->out)};
     return st != RG_OK ? st
                        : rg_ocl_launch(job->ctx, &k,
-                                       rg_ocl_stride_groups(job->nelems, k.group,
+                                       rg_ocl_stride_groups(job->ctx, job->nelems, k.group,
                                                             MAX_STRIDE_GROUPS),
                                        k.group, args, NARGS(args));
 }
@@ -511,7 +513,7 @@ static rg_status by_segment(seg_job *job)
     kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
     return st != RG_OK ? st
                        : rg_ocl_launch(job->ctx, &k,
-                                       rg_ocl_stride_groups(job->nsegs, k.group,
+                                       rg_ocl_stride_groups(job->ctx, job->nsegs, k.group,
                                                             MAX_STRIDE_GROUPS),
                                        k.group, args, NARGS(args));
 }
@@ -543,10 +545,12 @@ static rg_status by_merge_path(seg_job *job)
                          LOCAL_ARG(tile * sizeof(cl_uint))};
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &bounds_k,
-                           rg_ocl_stride_groups(tiles + 1, bounds_k.group, MAX_STRIDE_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, tiles + 1, bounds_k.group,
+                                                MAX_STRIDE_GROUPS),
                            bounds_k.group, bounds_args, NARGS(bounds_args));
     if (st == RG_OK)
-        st = rg_ocl_launch(job->ctx, &k, rg_ocl_stride_groups(tiles, 1, MAX_STRIDE_GROUPS), group,
+        st = rg_ocl_launch(job->ctx, &k,
+                           rg_ocl_stride_groups(job->ctx, tiles, 1, MAX_STRIDE_GROUPS), group,
                            args, NARGS(args));
     if (bounds)
         rg_cl.clReleaseMemObject(bounds);
@@ -567,13 +571,15 @@ static rg_status by_flood(seg_job *job, rg_dtype out_type)
         st = fill_zero(job->ctx, job->out, job->nelems * rg_dtype_size(out_type));
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &scatter,
-                           rg_ocl_stride_groups(job->nsegs, scatter.group, MAX_STRIDE_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, job->nsegs, scatter.group,
+                                                MAX_STRIDE_GROUPS),
                            scatter.group, scatter_args, NARGS(scatter_args));
     if (st == RG_OK)
         st = scan(job->ctx, job->out, out_type, job->out, out_type, job->nelems, SCAN_MAX, 0);
     if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
         st = rg_ocl_launch(job->ctx, &local,
-                           rg_ocl_stride_groups(job->nelems, local.group, MAX_STRIDE_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, job->nelems, local.group,
+                                                MAX_STRIDE_GROUPS),
                            local.group, local_args, NARGS(local_args));
     return st;
 }
@@ -642,8 +648,8 @@ static rg_status scalar(rg_array *a, rg_arith op, const void *value)
     cl_ulong n = a->length;
     cl_int code = (cl_int)op;
     kernel_arg args[] = {ARG(mem), ARG(n), {rg_dtype_size(a->dtype), value}, ARG(code)};
-    return rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(n, k.group, MAX_STRIDE_GROUPS), k.group, args,
-                  NARGS(args));
+    return rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(ctx, n, k.group, MAX_STRIDE_GROUPS),
+                         k.group, args, NARGS(args));
 }
 
 const rg_ops rg_ocl_ops = {

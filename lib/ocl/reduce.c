@@ -126,7 +126,7 @@ static rg_status by_segment(const reduce_job *job)
                          ARG(job->nsegs), ARG(job->op),  ARG(job->out)};
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &k,
-                           rg_ocl_stride_groups(job->nsegs, k.group, MAX_SEGMENT_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, job->nsegs, k.group, MAX_SEGMENT_GROUPS),
                            k.group, args, NARGS(args));
     if (st == RG_OK && cut) {
         kernel_arg pieces_args[] = {ARG(job->x),      ARG(job->o32),    ARG(job->o64),
@@ -134,7 +134,8 @@ static rg_status by_segment(const reduce_job *job)
                                     ARG(job->op),     ARG(partial),
                                     LOCAL_ARG(pieces_k.group * ACC_BYTES(job->cls))};
         st = rg_ocl_launch(job->ctx, &pieces_k,
-                           rg_ocl_stride_groups(npieces, pieces_k.group / TEAM, MAX_SEGMENT_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, npieces, pieces_k.group / TEAM,
+                                                MAX_SEGMENT_GROUPS),
                            pieces_k.group, pieces_args, NARGS(pieces_args));
     }
     if (st == RG_OK && long_ones) {
@@ -152,7 +153,7 @@ static rg_status by_segment(const reduce_job *job)
                                    LOCAL_ARG(teams_k.group * ACC_BYTES(job->cls)),
                                    LOCAL_ARG(teams_k.group * sizeof(cl_uint))};
         st = rg_ocl_launch(job->ctx, &teams_k,
-                           rg_ocl_stride_groups(job->nsegs, block, MAX_SEGMENT_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, job->nsegs, block, MAX_SEGMENT_GROUPS),
                            teams_k.group, teams_args, NARGS(teams_args));
     }
     if (partial)
@@ -183,9 +184,7 @@ static rg_status by_merge_path(const reduce_job *job)
     size_t most = (size_t)ocl->compute_units * CHUNKS_PER_UNIT;
     if (most > group * FIXUP_PER_ITEM)
         most = group * FIXUP_PER_ITEM;
-    if (most == 0)
-        most = 1;
-    size_t nchunks = tiles < most ? tiles : most;
+    size_t nchunks = rg_ocl_stride_groups(job->ctx, tiles, 1, most);
     size_t tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
     cl_ulong tpc = tiles_per_chunk, tile64 = tile;
     nchunks = tiles / tiles_per_chunk + (tiles % tiles_per_chunk != 0);
@@ -222,7 +221,8 @@ static rg_status by_merge_path(const reduce_job *job)
         st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &bounds_k,
-                           rg_ocl_stride_groups(tiles + 1, bounds_k.group, MAX_BOUNDS_GROUPS),
+                           rg_ocl_stride_groups(job->ctx, tiles + 1, bounds_k.group,
+                                                MAX_BOUNDS_GROUPS),
                            bounds_k.group, bounds_args, NARGS(bounds_args));
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &chunks_k, nchunks, group, chunk_args, NARGS(chunk_args));
