@@ -121,8 +121,11 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   or the array came from rg_array_from_host, which uploads at once and
  *   keeps no mirror), writes go straight to the device instead.
  * - A kernel that writes the array makes the mirror stale; rg_array_read
- *   then downloads only the stale part of the range asked for, and reads
- *   of an array without a mirror come straight from the device.
+ *   then downloads only the stale part of the range asked for: what it
+ *   read stays fresh, at the ends of the stale range and, inside it, the
+ *   range read last (joined with the fresh range it touches), so reading
+ *   that again moves nothing.  Reads of an array without a mirror come
+ *   straight from the device.
  * rg_context_transfers counts the bytes moved.
  * ------------------------------------------------------------------------ */
 
@@ -504,7 +507,8 @@ RG_API rg_status rg_list_delete_slice(rg_list *list, ptrdiff_t begin, ptrdiff_t 
  * but out of range is RG_ERANGE, not clamped. */
 RG_API rg_status rg_list_insert(rg_list *list, ptrdiff_t index, const void *data, size_t length);
 RG_API rg_status rg_list_append(rg_list *list, const void *data, size_t length);
-/* Appends every item of other (same dtype; may be list itself). */
+/* Appends every item of other (same dtype; may be list itself, or a list of
+ * another context or backend, whose items are copied through host memory). */
 RG_API rg_status rg_list_extend(rg_list *list, const rg_list *other);
 /* Appends nitems items of sizes[i] elements from data[0 .. length), which
  * the sizes must sum to (RG_ESIZE otherwise). */

@@ -171,7 +171,7 @@ rg_status rg_array_copy(rg_array *dst, const rg_array *src)
         return dst ? rg_set_error(dst->ctx, RG_EINVAL, "%s: src is NULL", fn) : RG_EINVAL;
     rg_context *ctx = dst->ctx;
     if (src->ctx != ctx)
-        return rg_set_error(ctx, RG_EINVAL, "%s: src belongs to another context", fn);
+        return rg_foreign_array(ctx, src, fn, "src", "dst");
     if (src->dtype != dst->dtype)
         return rg_set_error(ctx, RG_EDTYPE, "%s: dst is %s but src is %s", fn,
                             rg_dtype_name(dst->dtype), rg_dtype_name(src->dtype));
@@ -284,6 +284,13 @@ static void widen(size_t *lo, size_t *hi, size_t from, size_t to)
     *hi = to > *hi ? to : *hi;
 }
 
+/* The device copy is newer than the mirror in [0, hi) too (a kernel wrote it). */
+static void dev_stale(rg_array *a, size_t hi)
+{
+    widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, hi);
+    a->dev_fresh_lo = a->dev_fresh_hi = 0;
+}
+
 static bool host_dirty(const rg_array *a)
 {
     return a->host_dirty_lo < a->host_dirty_hi;
@@ -305,26 +312,49 @@ static rg_status make_mirror(rg_array *a)
         return rg_set_error(a->ctx, RG_ENOMEM, "array mirror: cannot allocate %zu bytes of host "
                             "memory for a %s array", cap, rg_dtype_name(a->dtype));
     if (dev_dirty(a))
-        widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, cap);
+        dev_stale(a, cap);
     return RG_OK;
 }
 
-/* Downloads the stale part of [lo, hi) into the mirror; the stale range
- * shrinks when that part was its beginning or end (a hole in the middle
- * cannot be recorded by one range, which then stays conservatively). */
+static rg_status download(rg_array *a, size_t from, size_t to)
+{
+    return from < to ? a->ctx->ops->dev_download(a, from, (char *)a->mirror + from, to - from)
+                     : RG_OK;
+}
+
+/* Downloads the stale part of [lo, hi) into the mirror: what dev_dirty
+ * holds of it less the fresh part, at most two pieces.  Then dev_dirty
+ * shrinks where the read (joined with a fresh part it meets) reached its
+ * beginning or end; a read of its middle becomes the fresh part, so that
+ * reading it again moves nothing (one fresh part is kept: the last). */
 static rg_status refresh(rg_array *a, size_t lo, size_t hi)
 {
     size_t from = lo > a->dev_dirty_lo ? lo : a->dev_dirty_lo;
     size_t to = hi < a->dev_dirty_hi ? hi : a->dev_dirty_hi;
     if (from >= to)
         return RG_OK;
-    rg_status st = a->ctx->ops->dev_download(a, from, (char *)a->mirror + from, to - from);
+    size_t flo = a->dev_fresh_lo, fhi = a->dev_fresh_hi;
+    bool meets = flo < fhi && from <= fhi && to >= flo; /* overlaps or touches */
+    rg_status st = meets ? download(a, from, from < flo ? flo : from) : download(a, from, to);
+    if (st == RG_OK && meets)
+        st = download(a, to > fhi ? fhi : to, to);
     if (st != RG_OK)
         return st;
-    if (from == a->dev_dirty_lo)
+    if (meets) {
+        from = from < flo ? from : flo;
+        to = to > fhi ? to : fhi;
+        a->dev_fresh_lo = a->dev_fresh_hi = 0;
+    }
+    if (from == a->dev_dirty_lo) {
         a->dev_dirty_lo = to;
-    else if (to == a->dev_dirty_hi)
+    } else if (to == a->dev_dirty_hi) {
         a->dev_dirty_hi = from;
+    } else {
+        a->dev_fresh_lo = from;
+        a->dev_fresh_hi = to;
+    }
+    if (a->dev_dirty_lo >= a->dev_dirty_hi) /* all fresh: nothing stale */
+        a->dev_dirty_lo = a->dev_dirty_hi = a->dev_fresh_lo = a->dev_fresh_hi = 0;
     return RG_OK;
 }
 
@@ -384,7 +414,7 @@ void rg_array_touch_device(const rg_array *array)
     /* After a successful sync host_dirty is already empty; after a failed
      * one the op failed too and the array's value is unspecified anyway. */
     a->host_dirty_lo = a->host_dirty_hi = 0;
-    widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, a->nbytes); /* kernels stop at the length */
+    dev_stale(a, a->nbytes); /* kernels stop at the length */
 }
 
 rg_status rg_array_host_view(rg_array *a, void **data)
@@ -447,7 +477,7 @@ void rg_array_set_length(rg_array *a, size_t length)
     a->nbytes = bytes_of(a, length);
     /* Without a mirror the whole device copy is authoritative once changed. */
     if (has_device_copy(a) && !a->mirror && dev_dirty(a))
-        widen(&a->dev_dirty_lo, &a->dev_dirty_hi, 0, a->nbytes);
+        dev_stale(a, a->nbytes);
 }
 
 /* ---- arithmetic with a scalar --------------------------------------------- */

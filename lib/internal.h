@@ -161,6 +161,10 @@ struct rg_array {
     void *mirror;
     size_t host_dirty_lo, host_dirty_hi;
     size_t dev_dirty_lo, dev_dirty_hi;
+    /* Inside dev_dirty, the part the last read of its middle downloaded
+     * (empty, or strictly inside: dev_dirty_lo < lo < hi < dev_dirty_hi),
+     * so that reading it again moves nothing. */
+    size_t dev_fresh_lo, dev_fresh_hi;
     /* Known-valid offsets: set when the elements passed the offsets check
      * (rg_check_offsets) or were made as offsets by the library, with
      * offsets_last their last value; cleared by every call that may change
@@ -226,7 +230,11 @@ RG_HIDDEN rg_status rg_ocl_init(rg_context *ctx, bool gpu_only);
  * message naming fn and the argument.  An index array exists, belongs to
  * ctx and is int32/int64: */
 RG_HIDDEN rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
-                                         const char *name);
+                                         const char *name, const char *ref);
+/* RG_EINVAL for arrays `name` (a) and `ref` (of ctx) of different contexts,
+ * with the message in both: the caller may read either one's. */
+RG_HIDDEN rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn,
+                                     const char *name, const char *ref);
 /* Offsets are non-empty, start at 0 and never decrease; *nelems = the last. */
 RG_HIDDEN rg_status rg_check_offsets(const rg_array *offsets, const char *fn, int64_t *nelems);
 /* An int32 output is refused when values may reach max_value > INT32_MAX. */

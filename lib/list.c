@@ -261,16 +261,26 @@ rg_status rg_list_from_item_size(rg_list **out, rg_context *ctx, rg_dtype dtype,
         return RG_EINVAL;
     if (!out)
         return rg_set_error(ctx, RG_EINVAL, "%s: out is NULL", fn);
+    /* Checked here, before the sizes array is made, so that they win over
+     * a failure to make it. */
+    if (rg_dtype_size(dtype) == 0)
+        return rg_set_error(ctx, RG_EDTYPE, "%s: unknown dtype %d", fn, (int)dtype);
+    rg_status st = check_data(ctx, fn, data, length);
+    if (st != RG_OK)
+        return st;
     if (item_size == 0 ? length != 0 : length % item_size != 0)
         return rg_set_error(ctx, RG_ESIZE, "%s: items of %zu elements do not divide %zu "
                             "elements", fn, item_size, length);
     size_t n = item_size == 0 ? 0 : length / item_size;
+    if (n > SIZE_MAX / sizeof(size_t))
+        return rg_set_error(ctx, RG_EOVERFLOW, "%s: %zu items are more than memory can index",
+                            fn, n);
     size_t *sizes = malloc((n > 0 ? n : 1) * sizeof *sizes);
     if (!sizes)
         return rg_set_error(ctx, RG_ENOMEM, "%s: out of host memory for %zu sizes", fn, n);
     for (size_t i = 0; i < n; i++)
         sizes[i] = item_size;
-    rg_status st = rg_list_from_sizes(out, ctx, dtype, data, length, sizes, n);
+    st = rg_list_from_sizes(out, ctx, dtype, data, length, sizes, n);
     free(sizes);
     return st;
 }

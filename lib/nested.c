@@ -18,7 +18,10 @@ static rg_status check_levels(const rg_array *const *levels, size_t nlevels, con
     int64_t end = 0;
     for (size_t d = 0; d < nlevels; d++) {
         snprintf(name, sizeof name, "levels[%zu]", d);
-        rg_status st = rg_check_index_array(ctx, levels[d], fn, name);
+        rg_status st = rg_check_index_array(ctx, levels[d], fn, name, "levels[0]");
+        if (st == RG_OK && levels[d]->length == 0)
+            st = rg_set_error(ctx, RG_ESIZE, "%s: %s is empty; offsets need nsegs + 1 >= 1 "
+                              "elements", fn, name);
         if (st == RG_OK && d > 0 && (uint64_t)end != (uint64_t)levels[d]->length - 1)
             st = rg_set_error(ctx, RG_EOFFSETS,
                               "%s: levels[%zu] ends at %lld, but levels[%zu] splits %zu items",
@@ -71,9 +74,9 @@ rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_arra
     rg_context *ctx = outer->ctx;
     const rg_array *levels[2] = {outer, inner};
     int64_t nelems = 0;
-    rg_status st = rg_check_index_array(ctx, inner, fn, "inner");
+    rg_status st = rg_check_index_array(ctx, inner, fn, "inner", "outer");
     if (st == RG_OK)
-        st = rg_check_index_array(ctx, out, fn, "out");
+        st = rg_check_index_array(ctx, out, fn, "out", "outer");
     if (st == RG_OK)
         st = check_levels(levels, 2, fn, &nelems);
     if (st == RG_OK)
@@ -136,7 +139,7 @@ rg_status rg_nested_offsets(rg_array *out, const rg_array *const *levels, size_t
     rg_context *ctx = levels[0]->ctx;
     st = check_depths(ctx, nlevels, outer, inner, fn);
     if (st == RG_OK)
-        st = rg_check_index_array(ctx, out, fn, "out");
+        st = rg_check_index_array(ctx, out, fn, "out", "levels[0]");
     if (st == RG_OK)
         st = rg_check_length(out, fn, "out", levels[outer]->length, "levels[outer]'s length");
     if (st == RG_OK)
@@ -167,7 +170,7 @@ static rg_status nested_elems(rg_array *out, const rg_array *const *levels, size
     if (st == RG_OK)
         st = check_depths(levels[0]->ctx, nlevels, outer, inner, fn);
     if (st == RG_OK)
-        st = rg_check_index_array(levels[0]->ctx, out, fn, "out");
+        st = rg_check_index_array(levels[0]->ctx, out, fn, "out", "levels[0]");
     if (st != RG_OK)
         return st;
     const rg_array *offsets;

@@ -144,7 +144,7 @@ rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
         return rg_set_error(ctx, RG_EINVAL, "%s: nnz is NULL (it says how many rows were "
                             "written)", fn);
     if (coords->ctx != ctx)
-        return rg_set_error(ctx, RG_EINVAL, "%s: coords belongs to another context", fn);
+        return rg_foreign_array(ctx, coords, fn, "coords", "a");
     if (coords->dtype != RG_INT64)
         return rg_set_error(ctx, RG_EDTYPE, "%s: coords must be int64, not %s", fn,
                             rg_dtype_name(coords->dtype));

@@ -4,13 +4,21 @@
 
 #include "internal.h"
 
+rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn, const char *name,
+                           const char *ref)
+{
+    static const char fmt[] = "%s: %s and %s belong to different contexts";
+    rg_set_error(a->ctx, RG_EINVAL, fmt, fn, name, ref);
+    return rg_set_error(ctx, RG_EINVAL, fmt, fn, name, ref);
+}
+
 rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
-                                   const char *name)
+                                   const char *name, const char *ref)
 {
     if (!a)
         return rg_set_error(ctx, RG_EINVAL, "%s: %s is NULL", fn, name);
     if (a->ctx != ctx)
-        return rg_set_error(ctx, RG_EINVAL, "%s: %s belongs to another context", fn, name);
+        return rg_foreign_array(ctx, a, fn, name, ref);
     if (a->dtype != RG_INT32 && a->dtype != RG_INT64)
         return rg_set_error(ctx, RG_EDTYPE, "%s: %s must be int32 or int64, not %s", fn, name,
                             rg_dtype_name(a->dtype));
@@ -75,7 +83,7 @@ rg_status rg_check_offsets_for(rg_context *ctx, const rg_array *offsets, size_t 
                                const char *fn)
 {
     int64_t last = 0;
-    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK)
         st = rg_check_offsets(offsets, fn, &last);
     if (st == RG_OK && (uint64_t)last != (uint64_t)content_length)
@@ -100,9 +108,9 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK)
-        st = rg_check_index_array(ctx, lengths, fn, "lengths");
+        st = rg_check_index_array(ctx, lengths, fn, "lengths", "offsets");
     if (st == RG_OK) /* also refuses empty offsets, before nsegs is derived */
         st = rg_check_offsets(offsets, fn, &nelems);
     if (st == RG_OK)
@@ -121,9 +129,9 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
     if (!lengths)
         return RG_EINVAL;
     rg_context *ctx = lengths->ctx;
-    rg_status st = rg_check_index_array(ctx, lengths, fn, "lengths");
+    rg_status st = rg_check_index_array(ctx, lengths, fn, "lengths", "lengths");
     if (st == RG_OK)
-        st = rg_check_index_array(ctx, offsets, fn, "offsets");
+        st = rg_check_index_array(ctx, offsets, fn, "offsets", "lengths");
     if (st == RG_OK)
         st = rg_check_length(offsets, fn, "offsets", lengths->length + 1, "nsegs + 1");
     int64_t negative = -1, value = 0, longest = 0;
@@ -164,9 +172,9 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
-    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK)
-        st = rg_check_index_array(ctx, out, fn, "output");
+        st = rg_check_index_array(ctx, out, fn, "output", "offsets");
     if (st == RG_OK && (strategy < RG_STRATEGY_AUTO || strategy > RG_STRATEGY_MERGE_PATH))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown strategy %d", fn, (int)strategy);
     if (st == RG_OK)

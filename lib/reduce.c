@@ -126,11 +126,11 @@ static rg_status check_arrays(rg_context *ctx, rg_array *out, const rg_array *co
     if (!content)
         return rg_set_error(ctx, RG_EINVAL, "%s: content is NULL", fn);
     if (content->ctx != ctx)
-        return rg_set_error(ctx, RG_EINVAL, "%s: content belongs to another context", fn);
+        return rg_foreign_array(ctx, content, fn, "content", "offsets");
     if (!out)
         return rg_set_error(ctx, RG_EINVAL, "%s: out is NULL", fn);
     if (out->ctx != ctx)
-        return rg_set_error(ctx, RG_EINVAL, "%s: out belongs to another context", fn);
+        return rg_foreign_array(ctx, out, fn, "out", "offsets");
     rg_dtype want = rg_reduce_dtype(op, content->dtype);
     if (out->dtype != want)
         return rg_set_error(ctx, RG_EDTYPE, "%s: %s of %s content gives %s, but out is %s", fn,
@@ -146,7 +146,7 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
     if (!offsets)
         return RG_EINVAL; /* no context to hold a message */
     rg_context *ctx = offsets->ctx;
-    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK && (op < RG_REDUCE_SUM || op > RG_REDUCE_ALL))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown op %d", fn, (int)op);
     if (st == RG_OK &&

@@ -114,7 +114,7 @@ rg_status rg_segd_from_array(rg_segd **out, const rg_array *offsets)
         return RG_EINVAL;
     rg_context *ctx = offsets->ctx;
     int64_t nelems;
-    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets");
+    rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK && !out)
         st = rg_set_error(ctx, RG_EINVAL, "%s: out is NULL", fn);
     if (st == RG_OK)

@@ -347,8 +347,12 @@ START_TEST(test_foreign_context)
     ck_assert_ptr_eq(rg_array_context(offsets), one);
     ck_assert_ptr_eq(rg_array_context(lengths), two);
 
+    /* The message names both arrays and reaches both contexts. */
     ck_assert_int_eq(rg_lengths(lengths, offsets), RG_EINVAL);
     test_expect_filled(lengths, -9, "rg_lengths, foreign output");
+    ck_assert_str_eq(rg_context_error(one),
+                     "rg_lengths: lengths and offsets belong to different contexts");
+    ck_assert_str_eq(rg_context_error(two), rg_context_error(one));
     ck_assert_int_eq(rg_offsets_from_lengths(offsets_out, lengths_in), RG_EINVAL);
     test_expect_filled(offsets_out, -9, "rg_offsets_from_lengths, foreign output");
     ck_assert_int_eq(rg_parents(parents, offsets, RG_STRATEGY_AUTO, NULL), RG_EINVAL);

@@ -134,6 +134,13 @@ START_TEST(test_create)
     ck_assert_int_eq(rg_list_from_item_size(&u, ctx, RG_INT64, data, 10, 3), RG_ESIZE);
     ck_assert_ptr_eq(u, keep);
     ck_assert_int_eq(rg_list_from_item_size(&u, ctx, RG_INT64, data, 10, 0), RG_ESIZE);
+    /* More items than memory can count: refused before anything is made. */
+    size_t too_many = ((size_t)1 << 61) + 1;
+    ck_assert_int_eq(rg_list_from_item_size(&u, ctx, RG_INT8, NULL, too_many, 1), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "data is NULL"));
+    ck_assert_int_eq(rg_list_from_item_size(&u, ctx, RG_INT8, data, too_many, 1), RG_EOVERFLOW);
+    ck_assert_int_eq(rg_list_from_item_size(&u, ctx, (rg_dtype)99, data, too_many, 1), RG_EDTYPE);
+    ck_assert_ptr_eq(u, keep);
     ck_assert_int_eq(rg_list_from_item_size(&u, ctx, RG_INT64, data, 10, 2), RG_OK);
     ref_list r = {0};
     for (size_t i = 0; i < 5; i++)
@@ -227,6 +234,18 @@ START_TEST(test_each_op)
     n0 = r.n;
     for (size_t i = 0; i < n0; i++)
         ref_insert(&r, r.n, r.items[i].v, r.items[i].n);
+    /* and with a list of another context, on the other backend */
+    rg_context *other = test_context(1 - _i);
+    if (other) {
+        rg_list *o = NULL;
+        ck_assert_int_eq(rg_list_from_item_size(&o, other, RG_INT64, c, 4, 2), RG_OK);
+        ck_assert_int_eq(rg_list_extend(l, o), RG_OK);
+        ref_insert(&r, r.n, c, 2);
+        ref_insert(&r, r.n, c + 2, 2);
+        expect_list(l, &r, "extend with another context's list");
+        rg_list_free(o);
+        rg_context_free(other);
+    }
     const size_t sz[3] = {2, 0, 3};
     ck_assert_int_eq(rg_list_extend_sizes(l, c, 5, sz, 3), RG_OK);
     ref_insert(&r, r.n, c, 2);

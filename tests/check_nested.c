@@ -149,6 +149,15 @@ START_TEST(test_nested_bad_input)
     rg_array_free((rg_array *)levels[0]);
 
     levels[0] = test_array_from_i64(ctx, RG_INT64, outer_off, 3);
+    /* An empty inner level is named, as an empty offsets array is. */
+    rg_array *empty = NULL;
+    ck_assert_int_eq(rg_array_create(&empty, ctx, RG_INT64, 0), RG_OK);
+    const rg_array *with_empty[2] = {levels[0], empty};
+    ck_assert_int_eq(rg_nested_validate(with_empty, 2, 0), RG_ESIZE);
+    ck_assert_msg(test_contains(rg_context_error(ctx), "levels[1] is empty"), "%s",
+                  rg_context_error(ctx));
+    ck_assert_int_eq(rg_nested_offsets(flat, with_empty, 2, 0, 2), RG_ESIZE);
+    rg_array_free(empty);
     ck_assert_int_eq(rg_nested_validate(levels, 0, 15), RG_EINVAL);
     ck_assert_int_eq(rg_nested_validate(NULL, 2, 15), RG_EINVAL);
     ck_assert_int_eq(rg_nested_parents(out, levels, 2, 1, 1, RG_STRATEGY_AUTO, NULL), RG_EINVAL);

@@ -1266,6 +1266,14 @@ START_TEST(test_reduce_errors)
     expect_reduce_fails(ctx, out, foreign, offsets, RG_REDUCE_SUM, p, RG_EINVAL,
                         "content of another context");
     rg_array_free(foreign);
+    /* Offsets of another context: the message reaches this one too. */
+    foreign = test_array_from_i64(other, RG_INT64, ok, 4);
+    ck_assert_int_eq(rg_offsets_validate(offsets, 4), RG_EOFFSETS); /* an older message */
+    expect_reduce_fails(ctx, out, content, foreign, RG_REDUCE_SUM, p, RG_EINVAL,
+                        "offsets of another context");
+    ck_assert_str_eq(rg_context_error(ctx),
+                     "rg_segment_reduce: content and offsets belong to different contexts");
+    rg_array_free(foreign);
     rg_context_free(other);
 
     /* The context still works, and used may be NULL. */

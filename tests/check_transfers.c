@@ -109,6 +109,110 @@ START_TEST(test_read_stale_range)
 }
 END_TEST
 
+/* Reads in the middle of what a kernel wrote: the range read last is fresh
+ * on the host (one part at a time; neighbours join it). */
+START_TEST(test_read_middle_ranges)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    int32_t values[100];
+    for (int i = 0; i < 100; i++)
+        values[i] = i;
+    rg_array *a = NULL;
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT32, 100), RG_OK);
+    ck_assert_int_eq(rg_array_write(a, 0, values, 100), RG_OK);
+    const int32_t one = 1;
+    ck_assert_int_eq(rg_array_scalar(a, RG_ARITH_ADD, &one), RG_OK);
+    rg_context_reset_transfers(ctx);
+
+    int32_t got[100];
+    ck_assert_int_eq(rg_array_read(got, a, 30, 10), RG_OK);
+    ck_assert_uint_eq(down(ctx), 10 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 30, 10), RG_OK); /* fresh now */
+    ck_assert_uint_eq(down(ctx), 10 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 35, 15), RG_OK); /* only 40..49 */
+    ck_assert_uint_eq(down(ctx), 20 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 20, 40), RG_OK); /* 20..29 and 50..59 */
+    ck_assert_uint_eq(down(ctx), 40 * 4);
+    for (int i = 0; i < 40; i++)
+        ck_assert_int_eq(got[i], 20 + i + 1);
+    ck_assert_int_eq(rg_array_read(got, a, 60, 5), RG_OK); /* touches it: joins it */
+    ck_assert_uint_eq(down(ctx), 45 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 20, 45), RG_OK);
+    ck_assert_uint_eq(down(ctx), 45 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 5, 5), RG_OK); /* apart: now the fresh part */
+    ck_assert_uint_eq(down(ctx), 50 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 5, 5), RG_OK);
+    ck_assert_uint_eq(down(ctx), 50 * 4);
+    ck_assert_int_eq(rg_array_read(got, a, 0, 100), RG_OK); /* all but 5..9 */
+    ck_assert_uint_eq(down(ctx), 145 * 4);
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(got[i], i + 1);
+    ck_assert_int_eq(rg_array_read(got, a, 0, 100), RG_OK); /* nothing stale */
+    ck_assert_uint_eq(down(ctx), 145 * 4);
+
+    /* A kernel makes it all stale again; a write into a fresh part stays right. */
+    ck_assert_int_eq(rg_array_scalar(a, RG_ARITH_ADD, &one), RG_OK);
+    ck_assert_int_eq(rg_array_read(got, a, 40, 10), RG_OK);
+    const int32_t w = -5;
+    ck_assert_int_eq(rg_array_write(a, 45, &w, 1), RG_OK);
+    rg_context_reset_transfers(ctx);
+    ck_assert_int_eq(rg_array_read(got, a, 0, 100), RG_OK);
+    ck_assert_uint_eq(down(ctx), 90 * 4);
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(got[i], i == 45 ? -5 : i + 2);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Random reads, writes and kernels against a model of the values: every
+ * read is right and moves at most the bytes it asks for, none when
+ * repeated at once. */
+START_TEST(test_random_reads)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    enum { N = 500 };
+    int64_t model[N], got[N];
+    for (int i = 0; i < N; i++)
+        model[i] = i;
+    rg_array *a = NULL; /* written from the host: it has a mirror (see test_no_mirror_reads) */
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT64, N), RG_OK);
+    ck_assert_int_eq(rg_array_write(a, 0, model, N), RG_OK);
+    uint64_t seed = 2026;
+    for (int step = 0; step < 3000; step++) {
+        size_t lo = test_rand(&seed) % N, n = 1 + test_rand(&seed) % (N - lo);
+        switch (test_rand(&seed) % 8) {
+        case 0: { /* a kernel adds one everywhere */
+            const int64_t one = 1;
+            ck_assert_int_eq(rg_array_scalar(a, RG_ARITH_ADD, &one), RG_OK);
+            for (int i = 0; i < N; i++)
+                model[i]++;
+            break;
+        }
+        case 1: { /* the host writes a range */
+            int64_t w[N];
+            for (size_t i = 0; i < n; i++)
+                w[i] = model[lo + i] = -(int64_t)(test_rand(&seed) % 1000);
+            ck_assert_int_eq(rg_array_write(a, lo, w, n), RG_OK);
+            break;
+        }
+        default: {
+            rg_context_reset_transfers(ctx);
+            ck_assert_int_eq(rg_array_read(got, a, lo, n), RG_OK);
+            ck_assert_uint_le(down(ctx), n * sizeof *got);
+            test_expect_i64(got, model + lo, n, "random read");
+            rg_context_reset_transfers(ctx);
+            ck_assert_int_eq(rg_array_read(got, a, lo, n), RG_OK);
+            ck_assert_uint_eq(down(ctx), 0);
+            test_expect_i64(got, model + lo, n, "the same read again");
+        }
+        }
+    }
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Arrays only kernels write get no host mirror; reads then come from the device. */
 START_TEST(test_no_mirror_reads)
 {
@@ -288,6 +392,8 @@ Suite *transfers_suite(void)
     tcase_add_test(tc, test_write_then_kernel);
     tcase_add_test(tc, test_hull_of_writes);
     tcase_add_test(tc, test_read_stale_range);
+    tcase_add_test(tc, test_read_middle_ranges);
+    tcase_add_test(tc, test_random_reads);
     tcase_add_test(tc, test_no_mirror_reads);
     tcase_add_test(tc, test_list_uploads);
     tcase_add_test(tc, test_known_offsets_stay_on_device);
