@@ -213,6 +213,41 @@ START_TEST(test_device_no_match)
 }
 END_TEST
 
+/* RAGGED_OPENCL_MAX_GROUPS is unset, empty or a whole number from 1;
+ * anything else fails an OpenCL context with a message naming it. */
+START_TEST(test_env_max_groups)
+{
+    static const char *const good[] = {"", "1", "3", "65536", "4294967295"};
+    static const char *const bad[] = {"0", "-1", "x", "3x", " 3", "4294967296"};
+    test_unsetenv("RAGGED_DEVICE");
+    test_unsetenv("RAGGED_OPENCL_MAX_GROUPS");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    if (st == RG_ENODEVICE && !test_opencl_required()) {
+        fprintf(stderr, "skipped: no OpenCL device (RAGGED_OPENCL_MAX_GROUPS)\n");
+        return;
+    }
+    ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
+    rg_context_free(ctx);
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        test_setenv("RAGGED_OPENCL_MAX_GROUPS", good[i]);
+        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+        ck_assert_msg(st == RG_OK, "RAGGED_OPENCL_MAX_GROUPS=\"%s\": %d %s", good[i], (int)st,
+                      rg_context_error(NULL));
+        rg_context_free(ctx);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        test_setenv("RAGGED_OPENCL_MAX_GROUPS", bad[i]);
+        ctx = UNTOUCHED;
+        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+        ck_assert_msg(st == RG_EINVAL, "RAGGED_OPENCL_MAX_GROUPS=\"%s\": %d", bad[i], (int)st);
+        ck_assert_ptr_eq(ctx, UNTOUCHED);
+        const char *msg = rg_context_error(NULL);
+        ck_assert_msg(test_contains(msg, "RAGGED_OPENCL_MAX_GROUPS"), "message: \"%s\"", msg);
+    }
+}
+END_TEST
+
 START_TEST(test_create_bad_args)
 {
     ck_assert_int_eq(rg_context_create(NULL, RG_BACKEND_OPENMP), RG_EINVAL);
@@ -267,6 +302,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_auto_plain);
     tcase_add_test(tc, test_missing_opencl_library);
     tcase_add_test(tc, test_device_no_match);
+    tcase_add_test(tc, test_env_max_groups);
     suite_add_tcase(s, tc);
 
     return s;
