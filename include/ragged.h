@@ -27,7 +27,9 @@ extern "C" {
  * Every fallible call returns an rg_status: RG_OK (0) or a negative error.
  * The detailed message of the last error (argument name, first bad index,
  * OpenCL build log) is rg_context_error(ctx).  On error no output is
- * modified.  Output parameters come first.  Every _free accepts NULL.
+ * modified.  Output parameters come first, and an output array may not be
+ * one of the call's inputs (RG_EINVAL; rg_array_scalar and the rg_list
+ * calls change their array in place).  Every _free accepts NULL.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_status {
@@ -547,7 +549,10 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * Summation order (floats are not associative): within a backend and device
  * the result is deterministic -- values are never combined by atomics, and
  * the combining tree has the same shape on every run.  Float32 sums and
- * products accumulate in float64 on OpenMP and in float32 on OpenCL.
+ * products accumulate in float64 on OpenMP and in float32 on OpenCL.  The
+ * order matters most for long float products: partial products may
+ * overflow to inf or underflow to 0 (devices may flush subnormals to
+ * zero) where another order would not, and inf times 0 gives NaN.
  * OpenMP: each thread folds its part of a segment left to right, except
  * that a float part of 64 or more elements is folded as 8 interleaved lanes
  * (lane j takes elements j, j + 8, ... of the whole groups of 8; the lanes

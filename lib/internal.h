@@ -231,6 +231,11 @@ RG_HIDDEN rg_status rg_ocl_init(rg_context *ctx, bool gpu_only);
  * ctx and is int32/int64: */
 RG_HIDDEN rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
                                          const char *name, const char *ref);
+/* RG_EINVAL when output `name` is input `in_name` too: a kernel would read
+ * what it is overwriting. */
+RG_HIDDEN rg_status rg_check_not_input(rg_context *ctx, const rg_array *out, const char *fn,
+                                       const char *name, const rg_array *in,
+                                       const char *in_name);
 /* RG_EINVAL for arrays `name` (a) and `ref` (of ctx) of different contexts,
  * with the message in both: the caller may read either one's. */
 RG_HIDDEN rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn,

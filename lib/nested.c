@@ -35,6 +35,19 @@ static rg_status check_levels(const rg_array *const *levels, size_t nlevels, con
     return RG_OK;
 }
 
+/* out is none of the levels. */
+static rg_status check_not_level(const rg_array *out, const rg_array *const *levels,
+                                 size_t nlevels, const char *fn)
+{
+    char name[48];
+    rg_status st = RG_OK;
+    for (size_t d = 0; st == RG_OK && d < nlevels; d++) {
+        snprintf(name, sizeof name, "levels[%zu]", d);
+        st = rg_check_not_input(levels[0]->ctx, out, fn, "out", levels[d], name);
+    }
+    return st;
+}
+
 /* outer < inner <= nlevels. */
 static rg_status check_depths(rg_context *ctx, size_t nlevels, size_t outer, size_t inner,
                               const char *fn)
@@ -77,6 +90,10 @@ rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_arra
     rg_status st = rg_check_index_array(ctx, inner, fn, "inner", "outer");
     if (st == RG_OK)
         st = rg_check_index_array(ctx, out, fn, "out", "outer");
+    if (st == RG_OK)
+        st = rg_check_not_input(ctx, out, fn, "out", outer, "outer");
+    if (st == RG_OK)
+        st = rg_check_not_input(ctx, out, fn, "out", inner, "inner");
     if (st == RG_OK)
         st = check_levels(levels, 2, fn, &nelems);
     if (st == RG_OK)
@@ -141,6 +158,8 @@ rg_status rg_nested_offsets(rg_array *out, const rg_array *const *levels, size_t
     if (st == RG_OK)
         st = rg_check_index_array(ctx, out, fn, "out", "levels[0]");
     if (st == RG_OK)
+        st = check_not_level(out, levels, nlevels, fn);
+    if (st == RG_OK)
         st = rg_check_length(out, fn, "out", levels[outer]->length, "levels[outer]'s length");
     if (st == RG_OK)
         st = rg_check_fits(out, fn, "out", items_at(levels, nlevels, inner, nelems));
@@ -171,6 +190,8 @@ static rg_status nested_elems(rg_array *out, const rg_array *const *levels, size
         st = check_depths(levels[0]->ctx, nlevels, outer, inner, fn);
     if (st == RG_OK)
         st = rg_check_index_array(levels[0]->ctx, out, fn, "out", "levels[0]");
+    if (st == RG_OK)
+        st = check_not_level(out, levels, nlevels, fn);
     if (st != RG_OK)
         return st;
     const rg_array *offsets;

@@ -148,8 +148,11 @@ rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
     if (coords->dtype != RG_INT64)
         return rg_set_error(ctx, RG_EDTYPE, "%s: coords must be int64, not %s", fn,
                             rg_dtype_name(coords->dtype));
+    rg_status st = rg_check_not_input(ctx, coords, fn, "coords", a, "a");
+    if (st != RG_OK)
+        return st;
     uint64_t mask;
-    rg_status st = check_input(a, fn, &mask);
+    st = check_input(a, fn, &mask);
     if (st == RG_OK)
         st = check_shape(ctx, shape, ndim, a->length, fn);
     if (st != RG_OK)

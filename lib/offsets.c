@@ -12,6 +12,15 @@ rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn, c
     return rg_set_error(ctx, RG_EINVAL, fmt, fn, name, ref);
 }
 
+rg_status rg_check_not_input(rg_context *ctx, const rg_array *out, const char *fn,
+                             const char *name, const rg_array *in, const char *in_name)
+{
+    if (out == in)
+        return rg_set_error(ctx, RG_EINVAL, "%s: %s is %s too; an output must be an array of "
+                            "its own", fn, name, in_name);
+    return RG_OK;
+}
+
 rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
                                    const char *name, const char *ref)
 {
@@ -175,6 +184,8 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK)
         st = rg_check_index_array(ctx, out, fn, "output", "offsets");
+    if (st == RG_OK)
+        st = rg_check_not_input(ctx, out, fn, "output", offsets, "offsets");
     if (st == RG_OK && (strategy < RG_STRATEGY_AUTO || strategy > RG_STRATEGY_MERGE_PATH))
         st = rg_set_error(ctx, RG_EINVAL, "%s: unknown strategy %d", fn, (int)strategy);
     if (st == RG_OK)

@@ -155,6 +155,10 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
     if (st == RG_OK)
         st = check_arrays(ctx, out, content, op, fn);
     if (st == RG_OK)
+        st = rg_check_not_input(ctx, out, fn, "out", content, "content");
+    if (st == RG_OK)
+        st = rg_check_not_input(ctx, out, fn, "out", offsets, "offsets");
+    if (st == RG_OK)
         st = rg_check_offsets_for(ctx, offsets, content->length, fn);
     if (st == RG_OK)
         st = rg_check_length(out, fn, "out", offsets->length - 1, "nsegs");

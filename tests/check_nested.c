@@ -158,6 +158,14 @@ START_TEST(test_nested_bad_input)
                   rg_context_error(ctx));
     ck_assert_int_eq(rg_nested_offsets(flat, with_empty, 2, 0, 2), RG_ESIZE);
     rg_array_free(empty);
+    /* A level as its own output: refused, and left as it was. */
+    rg_array *level0 = (rg_array *)levels[0];
+    ck_assert_int_eq(rg_nested_offsets(level0, levels, 2, 0, 1), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "out is levels[0] too"));
+    ck_assert_int_eq(rg_offsets_compose(level0, levels[0], levels[1]), RG_EINVAL);
+    int64_t *kept = test_read_i64(level0);
+    test_expect_i64(kept, outer_off, 3, "a level refused as its own output");
+    free(kept);
     ck_assert_int_eq(rg_nested_validate(levels, 0, 15), RG_EINVAL);
     ck_assert_int_eq(rg_nested_validate(NULL, 2, 15), RG_EINVAL);
     ck_assert_int_eq(rg_nested_parents(out, levels, 2, 1, 1, RG_STRATEGY_AUTO, NULL), RG_EINVAL);

@@ -664,7 +664,11 @@ START_TEST(test_nonzero_into_errors)
     ck_assert_int_eq(rg_context_create(&other, RG_BACKEND_OPENMP), RG_OK);
     rg_array *foreign = NULL;
     ck_assert_int_eq(rg_array_create(&foreign, other, RG_INT64, 12), RG_OK);
-    expect_into_fails(ctx, foreign, a, ok, 2, RG_EINVAL, "another context", "foreign coords");
+    expect_into_fails(ctx, foreign, a, ok, 2, RG_EINVAL, "different contexts", "foreign coords");
+    /* An int64 input as its own coords: refused, as it would be read while written. */
+    rg_array *self = test_array_from_i64(ctx, RG_INT64, values, 12);
+    expect_into_fails(ctx, self, self, ok, 2, RG_EINVAL, "coords is a too", "coords == a");
+    rg_array_free(self);
     int64_t nnz = -5;
     ck_assert_int_eq(rg_nonzero_into(NULL, &nnz, a, ok, 2), RG_EINVAL);
     ck_assert_int_eq(rg_nonzero_into(coords, NULL, a, ok, 2), RG_EINVAL);

@@ -514,10 +514,25 @@ START_TEST(test_elem_errors)
         ck_assert_int_eq(ops[o].op(out, NULL, RG_STRATEGY_AUTO, NULL), RG_EINVAL);
     }
     test_expect_filled(out, -7, "NULL offsets");
+    int64_t *got;
+
+    /* Offsets that are their own output: lengths that match ([0, 3, 3]: 3
+     * elements, 3 offsets) must not make the op overwrite what it reads. */
+    const int64_t self[3] = {0, 3, 3};
+    rg_array *both = test_array_from_i64(ctx, RG_INT64, self, 3);
+    for (int o = 0; o < 3; o++) {
+        ck_assert_int_eq(ops[o].op(both, both, RG_STRATEGY_AUTO, NULL), RG_EINVAL);
+        ck_assert_msg(test_contains(rg_context_error(ctx), "output is offsets too"), "%s",
+                      rg_context_error(ctx));
+    }
+    got = test_read_i64(both);
+    test_expect_i64(got, self, 3, "offsets given as their own output");
+    free(got);
+    rg_array_free(both);
 
     /* The context works after all that; used may be NULL. */
     ck_assert_int_eq(rg_parents(out, offsets, RG_STRATEGY_AUTO, NULL), RG_OK);
-    int64_t *got = test_read_i64(out);
+    got = test_read_i64(out);
     const int64_t want[5] = {0, 0, 1, 1, 1};
     test_expect_i64(got, want, 5, "parents after errors");
     free(got);

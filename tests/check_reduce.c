@@ -1266,6 +1266,14 @@ START_TEST(test_reduce_errors)
     expect_reduce_fails(ctx, out, foreign, offsets, RG_REDUCE_SUM, p, RG_EINVAL,
                         "content of another context");
     rg_array_free(foreign);
+    /* An output that is the content too ([7 7 7], three segments of one). */
+    const int64_t ones[4] = {0, 1, 2, 3};
+    rg_array *unit = test_array_from_i64(ctx, RG_INT64, ones, 4);
+    rg_array *both = test_array_filled(ctx, RG_INT64, 3, 7);
+    expect_reduce_fails(ctx, both, both, unit, RG_REDUCE_SUM, p, RG_EINVAL, "out == content");
+    ck_assert(test_contains(rg_context_error(ctx), "out is content too"));
+    rg_array_free(both);
+    rg_array_free(unit);
     /* Offsets of another context: the message reaches this one too. */
     foreign = test_array_from_i64(other, RG_INT64, ok, 4);
     ck_assert_int_eq(rg_offsets_validate(offsets, 4), RG_EOFFSETS); /* an older message */
