@@ -69,3 +69,11 @@ void rg_clear_error(rg_context *ctx)
     if (ctx && ctx->error)
         ctx->error[0] = '\0';
 }
+
+rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn, const char *name,
+                           const char *ref)
+{
+    static const char fmt[] = "%s: %s and %s belong to different contexts";
+    rg_set_error(a->ctx, RG_EINVAL, fmt, fn, name, ref);
+    return rg_set_error(ctx, RG_EINVAL, fmt, fn, name, ref);
+}

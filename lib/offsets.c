@@ -4,14 +4,6 @@
 
 #include "internal.h"
 
-rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn, const char *name,
-                           const char *ref)
-{
-    static const char fmt[] = "%s: %s and %s belong to different contexts";
-    rg_set_error(a->ctx, RG_EINVAL, fmt, fn, name, ref);
-    return rg_set_error(ctx, RG_EINVAL, fmt, fn, name, ref);
-}
-
 rg_status rg_check_not_input(rg_context *ctx, const rg_array *out, const char *fn,
                              const char *name, const rg_array *in, const char *in_name)
 {
