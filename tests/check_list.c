@@ -469,9 +469,20 @@ static int64_t wrap_to(int64_t x, int bits, bool is_signed)
     return (int64_t)u;
 }
 
+/* Items [5 elements] [] [7 elements] over the 12 base values, REPEAT
+ * times: enough elements for several rounds of the OpenCL kernel's loop
+ * with few work-groups. */
+enum { REPEAT = 300, NVALS = 12 * REPEAT };
+
 START_TEST(test_scalar_integers)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    size_t sizes[3 * REPEAT];
+    for (size_t r = 0; r < REPEAT; r++) {
+        sizes[3 * r] = 5;
+        sizes[3 * r + 1] = 0;
+        sizes[3 * r + 2] = 7;
+    }
     static const struct { rg_dtype dtype; int bits; bool is_signed; } types[] = {
         {RG_INT8, 8, true}, {RG_UINT16, 16, false}, {RG_INT32, 32, true}, {RG_UINT64, 64, false},
         {RG_INT64, 64, true}};
@@ -489,20 +500,20 @@ START_TEST(test_scalar_integers)
                 double value = values[vi];
                 if (!types[t].is_signed && value < 0)
                     continue;
-                int64_t vals[12];
-                for (size_t k = 0; k < 12; k++)
-                    vals[k] = wrap_to(base[k], bits, types[t].is_signed);
-                const size_t sizes[3] = {5, 0, 7};
-                void *packed = test_pack(dt, vals, 12);
+                int64_t vals[NVALS];
+                for (size_t k = 0; k < NVALS; k++)
+                    vals[k] = wrap_to(base[k % 12], bits, types[t].is_signed);
+                void *packed = test_pack(dt, vals, NVALS);
                 rg_list *l = NULL;
-                ck_assert_int_eq(rg_list_from_sizes(&l, ctx, dt, packed, 12, sizes, 3), RG_OK);
+                ck_assert_int_eq(rg_list_from_sizes(&l, ctx, dt, packed, NVALS, sizes, 3 * REPEAT),
+                                 RG_OK);
                 free(packed);
                 rg_status st = rg_list_scalar(l, ops[o], value);
                 ck_assert_msg(st == RG_OK, "%s op %d: %s", rg_dtype_name(dt), (int)ops[o],
                               rg_context_error(ctx));
                 int64_t *got = test_read_i64(rg_list_content(l));
                 int64_t v = (int64_t)value;
-                for (size_t k = 0; k < 12; k++) {
+                for (size_t k = 0; k < NVALS; k++) {
                     int64_t x = vals[k], want;
                     uint64_t ux = (uint64_t)x, uv = (uint64_t)v;
                     if (!types[t].is_signed && bits == 64) {
@@ -523,9 +534,9 @@ START_TEST(test_scalar_integers)
                         want = wrap_to(want, bits, types[t].is_signed);
                     }
                     if (got[k] != want)
-                        ck_abort_msg("%s: %lld op%d %g = %lld, expected %lld", rg_dtype_name(dt),
-                                     (long long)x, (int)ops[o], value, (long long)got[k],
-                                     (long long)want);
+                        ck_abort_msg("%s: element %zu: %lld op%d %g = %lld, expected %lld",
+                                     rg_dtype_name(dt), k, (long long)x, (int)ops[o], value,
+                                     (long long)got[k], (long long)want);
                 }
                 free(got);
                 rg_list_free(l);
@@ -731,7 +742,7 @@ Suite *list_suite(void)
     suite_add_tcase(s, tc);
 
     tc = test_tcase("arithmetic");
-    tcase_add_loop_test(tc, test_scalar_integers, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_scalar_integers, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_scalar_floats, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
     return s;
