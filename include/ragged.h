@@ -575,7 +575,9 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  * segment is cut at the multiples of 8192 (positions in content): lane j
  * takes elements j, j + 32, ... before the first cut, then the results of
  * pieces j, j + 32, ... from it on, each piece reduced as 32 lanes the same
- * way.
+ * way.  These OpenCL orders are those of work-groups of 256 work-items; a
+ * device whose limit is smaller (or RAGGED_OPENCL_MAX_GROUP_SIZE) changes
+ * them, and below 32 sums no longer use the 32-lane teams.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_reduce_op {

@@ -213,14 +213,17 @@ START_TEST(test_device_no_match)
 }
 END_TEST
 
-/* RAGGED_OPENCL_MAX_GROUPS is unset, empty or a whole number from 1;
- * anything else fails an OpenCL context with a message naming it. */
+/* RAGGED_OPENCL_MAX_GROUPS and RAGGED_OPENCL_MAX_GROUP_SIZE are unset,
+ * empty or a whole number from 1; anything else fails an OpenCL context
+ * with a message naming the variable. */
 START_TEST(test_env_max_groups)
 {
+    static const char *const names[] = {"RAGGED_OPENCL_MAX_GROUPS", "RAGGED_OPENCL_MAX_GROUP_SIZE"};
     static const char *const good[] = {"", "1", "3", "65536", "4294967295"};
     static const char *const bad[] = {"0", "-1", "x", "3x", " 3", "4294967296"};
     test_unsetenv("RAGGED_DEVICE");
-    test_unsetenv("RAGGED_OPENCL_MAX_GROUPS");
+    for (size_t v = 0; v < 2; v++)
+        test_unsetenv(names[v]);
     rg_context *ctx = UNTOUCHED;
     rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
     if (st == RG_ENODEVICE && !test_opencl_required()) {
@@ -229,21 +232,24 @@ START_TEST(test_env_max_groups)
     }
     ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
     rg_context_free(ctx);
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-        test_setenv("RAGGED_OPENCL_MAX_GROUPS", good[i]);
-        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-        ck_assert_msg(st == RG_OK, "RAGGED_OPENCL_MAX_GROUPS=\"%s\": %d %s", good[i], (int)st,
-                      rg_context_error(NULL));
-        rg_context_free(ctx);
-    }
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        test_setenv("RAGGED_OPENCL_MAX_GROUPS", bad[i]);
-        ctx = UNTOUCHED;
-        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-        ck_assert_msg(st == RG_EINVAL, "RAGGED_OPENCL_MAX_GROUPS=\"%s\": %d", bad[i], (int)st);
-        ck_assert_ptr_eq(ctx, UNTOUCHED);
-        const char *msg = rg_context_error(NULL);
-        ck_assert_msg(test_contains(msg, "RAGGED_OPENCL_MAX_GROUPS"), "message: \"%s\"", msg);
+    for (size_t v = 0; v < 2; v++) {
+        for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+            test_setenv(names[v], good[i]);
+            st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+            ck_assert_msg(st == RG_OK, "%s=\"%s\": %d %s", names[v], good[i], (int)st,
+                          rg_context_error(NULL));
+            rg_context_free(ctx);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            test_setenv(names[v], bad[i]);
+            ctx = UNTOUCHED;
+            st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+            ck_assert_msg(st == RG_EINVAL, "%s=\"%s\": %d", names[v], bad[i], (int)st);
+            ck_assert_ptr_eq(ctx, UNTOUCHED);
+            const char *msg = rg_context_error(NULL);
+            ck_assert_msg(test_contains(msg, names[v]), "message: \"%s\"", msg);
+        }
+        test_unsetenv(names[v]);
     }
 }
 END_TEST

@@ -451,6 +451,38 @@ START_TEST(test_reduce_big)
 }
 END_TEST
 
+/* Work-groups of 1 to 32 work-items (RAGGED_OPENCL_MAX_GROUP_SIZE), as on a
+ * device with a small limit, on OpenCL with both kernel variants and both
+ * policies: every op stays exact.  The merge path then has more chunks than
+ * reduce_fixup has work-items (at most 32 per work-item per compute unit),
+ * so each of its work-items combines several chunk records, and the huge
+ * segment runs through many of them. */
+START_TEST(test_reduce_small_groups)
+{
+    static const char *const sizes[] = {"1", "2", "8", "32"};
+    int backend = (_i / 4) % 2 ? test_backend_plain(TEST_NBACKENDS + 1) : TEST_BACKEND_OPENCL;
+    rg_reduce_policy policy = _i / 8 ? RG_REDUCE_POLICY_PER_SEGMENT : RG_REDUCE_POLICY_MERGE_PATH;
+    test_unsetenv("RAGGED_OPENCL_MAX_GROUPS"); /* all the chunks the device takes */
+    test_setenv("RAGGED_OPENCL_MAX_GROUP_SIZE", sizes[_i % 4]);
+    TEST_CONTEXT(ctx, backend);
+    static const rg_dtype types[2] = {RG_FLOAT64, RG_INT32};
+    static const length_case cases[] = {
+        {DIST_POWER_LAW, 2000, 3000, "power law"},
+        {DIST_HUGE, 9, 30000, "one huge"},
+    };
+    char what[96];
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t *len = test_gen_lengths(cases[c].dist, cases[c].nsegs, cases[c].scale, 90 + c);
+        snprintf(what, sizeof what, "%s, work-groups of at most %s", cases[c].what, sizes[_i % 4]);
+        for (size_t d = 0; d < 2; d++)
+            check_ops_on(ctx, types[d], (d + c) % 2 ? RG_INT32 : RG_INT64, len, cases[c].nsegs,
+                         all_ops, N_OPS, policy, (int)d, 95 + c, what);
+        free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Lengths that send segments down every path of the OpenMP windows (tiles of 8
  * segments classed by their longest: all 1, 0 or 1, up to 8, up to 16, longer)
  * and put tiles at the very end, where a window would run past the content;
@@ -1331,6 +1363,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 4);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed_f32, 0, 4);
+    tcase_add_loop_test(tc, test_reduce_small_groups, 0, 16);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("errors");

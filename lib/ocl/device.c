@@ -234,12 +234,10 @@ static rg_device_kind device_kind(cl_device_type type)
     return RG_DEVICE_CPU;
 }
 
-/* RAGGED_OPENCL_MAX_GROUPS: unset or empty is no cap (0); otherwise a
- * whole number from 1, which caps the work-groups of every grid-stride
- * launch so that tests on small inputs run each loop for many rounds. */
-static rg_status read_group_cap(rg_context *ctx, size_t *cap)
+/* A cap read from the environment: unset or empty is no cap (0); otherwise
+ * a whole number from 1 to 2^32 - 1 ("what" names its unit in the error). */
+static rg_status read_cap(rg_context *ctx, const char *name, const char *what, size_t *cap)
 {
-    static const char name[] = "RAGGED_OPENCL_MAX_GROUPS";
     const char *v = getenv(name);
     *cap = 0;
     if (!v || !*v)
@@ -248,21 +246,33 @@ static rg_status read_group_cap(rg_context *ctx, size_t *cap)
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (*v < '0' || *v > '9' || *end || errno || n == 0 || n > UINT32_MAX)
-        return rg_set_error(ctx, RG_EINVAL, "%s=\"%s\": expected a whole number of "
-                            "work-groups from 1 to %lu", name, v, (unsigned long)UINT32_MAX);
+        return rg_set_error(ctx, RG_EINVAL, "%s=\"%s\": expected a whole number of %s "
+                            "from 1 to %lu", name, v, what, (unsigned long)UINT32_MAX);
     *cap = (size_t)n;
     return RG_OK;
+}
+
+/* RAGGED_OPENCL_MAX_GROUPS caps the work-groups of every grid-stride launch,
+ * so that tests on small inputs run each loop for many rounds, and
+ * RAGGED_OPENCL_MAX_GROUP_SIZE the work-items of a work-group, as a device
+ * with a small limit would. */
+static rg_status read_caps(rg_context *ctx, size_t *groups, size_t *group_size)
+{
+    rg_status st = read_cap(ctx, "RAGGED_OPENCL_MAX_GROUPS", "work-groups", groups);
+    if (st == RG_OK)
+        st = read_cap(ctx, "RAGGED_OPENCL_MAX_GROUP_SIZE", "work-items", group_size);
+    return st;
 }
 
 rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
 {
     rg_status st = rg_cl_load(ctx);
     candidate chosen;
-    size_t group_cap;
+    size_t group_cap, group_size_cap;
     if (st == RG_OK)
         st = pick_device(ctx, gpu_only, &chosen);
     if (st == RG_OK)
-        st = read_group_cap(ctx, &group_cap);
+        st = read_caps(ctx, &group_cap, &group_size_cap);
     if (st != RG_OK)
         return st;
     rg_ocl *ocl = calloc(1, sizeof *ocl);
@@ -280,6 +290,8 @@ rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
     ocl->cpu_kernels =
         ctx->device_kind == RG_DEVICE_CPU && !rg_env_off("RAGGED_OPENCL_CPU_KERNELS");
     ocl->group_cap = group_cap;
+    if (group_size_cap && group_size_cap < ocl->max_group)
+        ocl->max_group = group_size_cap;
     /* A long name is cut short: the field is for reading, not parsing. */
     if (snprintf(ctx->device, sizeof ctx->device, "%s (%s)", ocl->device_name,
                  ocl->platform_name) < 0)

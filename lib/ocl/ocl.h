@@ -54,7 +54,8 @@ typedef struct rg_ocl {
     char platform_name[256];
     char platform_version[256];
     char driver_version[256];
-    size_t max_group;        /* device work-group limit, at most RG_OCL_MAX_GROUP */
+    size_t max_group;        /* device work-group limit, at most RG_OCL_MAX_GROUP and
+                              * RAGGED_OPENCL_MAX_GROUP_SIZE */
     cl_uint compute_units;
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     bool cpu_kernels;        /* build the CPU variants of kernels (a CPU device, unless
