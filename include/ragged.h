@@ -538,7 +538,9 @@ RG_API rg_status rg_list_scalar(rg_list *list, rg_arith op, double value);
  *               gives the dtype's largest value (INT32_MAX, UINT8_MAX,
  *               +inf for floats, true for bool) and MAX its smallest
  *               (INT32_MIN, 0, -inf, false).  A NaN in a segment makes the
- *               result NaN (as numpy's min/max).
+ *               result NaN (as numpy's min/max).  Of +0.0 and -0.0, which
+ *               are equal, the first in the segment: the element that
+ *               ARGMIN (ARGMAX) names, on every backend and policy.
  *   ARGMIN,     int64 position of the first minimum (maximum) within the
  *   ARGMAX      segment (0 = its first element); the first NaN if there is
  *               one (as numpy); -1 for an empty segment.

@@ -1093,6 +1093,77 @@ START_TEST(test_reduce_lone_lanes)
 }
 END_TEST
 
+/* +0.0 and -0.0 are equal, so of a segment's zeros min and max return the
+ * first, as argmin and argmax do: min is bit for bit content[argmin], on
+ * every path (lanes, AVX-512, teams, pieces, merge path). */
+START_TEST(test_reduce_signed_zeros)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(backend_of(_i)));
+    rg_reduce_policy policy = policy_of(_i);
+    static const int64_t lens[] = {1,  2,   3,   7,   8,    9,    15,   16,   17,   63,
+                                   64, 65,  100, 199, 200,  1023, 1024, 1025, 3000, 9000,
+                                   0,  20000, 5};
+    size_t nsegs = sizeof lens / sizeof *lens;
+    int64_t *off = ref_offsets(lens, nsegs);
+    size_t n = (size_t)off[nsegs];
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+    double *x = malloc(n * sizeof *x);
+    float *xf = malloc(n * sizeof *xf);
+    ck_assert(x && xf);
+    uint64_t r = 12345;
+    for (int is_max = 0; is_max < 2; is_max++) {
+        /* Zeros of random sign, and now and then a value that loses to them. */
+        for (size_t k = 0; k < n; k++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            x[k] = (r >> 60) == 0 ? (is_max ? -5.0 : 5.0) : (r >> 59) & 1 ? -0.0 : 0.0;
+            xf[k] = (float)x[k];
+        }
+        for (int d = 0; d < 2; d++) {
+            rg_dtype t = d ? RG_FLOAT32 : RG_FLOAT64;
+            rg_array *content = NULL, *value = NULL, *at = NULL;
+            ck_assert_int_eq(rg_array_from_host(&content, ctx, t, d ? (void *)xf : (void *)x, n),
+                             RG_OK);
+            ck_assert_int_eq(rg_array_create(&value, ctx, t, nsegs), RG_OK);
+            ck_assert_int_eq(rg_array_create(&at, ctx, RG_INT64, nsegs), RG_OK);
+            rg_status st = rg_segment_reduce(value, content, offsets,
+                                             is_max ? RG_REDUCE_MAX : RG_REDUCE_MIN, policy, NULL);
+            if (st == RG_OK)
+                st = rg_segment_reduce(at, content, offsets,
+                                       is_max ? RG_REDUCE_ARGMAX : RG_REDUCE_ARGMIN, policy, NULL);
+            ck_assert_msg(st == RG_OK, "%s", rg_context_error(ctx));
+            double v64[sizeof lens / sizeof *lens];
+            float v32[sizeof lens / sizeof *lens];
+            int64_t got_at[sizeof lens / sizeof *lens];
+            ck_assert_int_eq(rg_array_read(d ? (void *)v32 : (void *)v64, value, 0, nsegs), RG_OK);
+            ck_assert_int_eq(rg_array_read(got_at, at, 0, nsegs), RG_OK);
+            for (size_t i = 0; i < nsegs; i++) {
+                int64_t first = -1; /* the first extreme, == comparing */
+                for (int64_t k = off[i]; k < off[i + 1]; k++)
+                    if (first < 0 || (is_max ? x[k] > x[first] : x[k] < x[first]))
+                        first = k;
+                int64_t want_at = first < 0 ? -1 : first - off[i];
+                double got = d ? (double)v32[i] : v64[i];
+                double want = first < 0 ? (is_max ? -INFINITY : INFINITY) : x[first];
+                ck_assert_msg(got_at[i] == want_at && got == want &&
+                                  !signbit(got) == !signbit(want),
+                              "%s %s of %s: segment %zu (length %" PRId64 ") gives %g at %" PRId64
+                              ", expected %g at %" PRId64,
+                              rg_reduce_policy_name(policy), is_max ? "max" : "min",
+                              rg_dtype_name(t), i, lens[i], got, got_at[i], want, want_at);
+            }
+            rg_array_free(at);
+            rg_array_free(value);
+            rg_array_free(content);
+        }
+    }
+    free(xf);
+    free(x);
+    rg_array_free(offsets);
+    free(off);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Hand-checked values: identities, ties, NaN, wrapping. */
 START_TEST(test_reduce_values)
 {
@@ -1341,6 +1412,7 @@ Suite *reduce_suite(void)
     TCase *tc = test_tcase("values");
     tcase_add_loop_test(tc, test_reduce_tables, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_reduce_values, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_signed_zeros, 0, TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("small");
