@@ -27,7 +27,12 @@ extern "C" {
  * Every fallible call returns an rg_status: RG_OK (0) or a negative error.
  * The detailed message of the last error (argument name, first bad index,
  * OpenCL build log) is rg_context_error(ctx).  On error no output is
- * modified.  Output parameters come first, and an output array may not be
+ * modified: an op gets its kernels, programs and temporary buffers before
+ * it writes, so missing or broken kernels and exhausted memory leave
+ * outputs as they were.  The exception is the OpenCL runtime failing in the
+ * middle of an op (a launch or read-back after an earlier kernel of the op
+ * ran; RG_EDEVICE): outputs may then be partly written, and should be
+ * taken as lost.  Output parameters come first, and an output array may not be
  * one of the call's inputs (RG_EINVAL; rg_array_scalar and the rg_list
  * calls change their array in place).  Every _free accepts NULL.
  * ------------------------------------------------------------------------ */

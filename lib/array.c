@@ -411,9 +411,7 @@ void rg_array_touch_device(const rg_array *array)
     rg_array_changed(a);
     if (!has_device_copy(a))
         return;
-    /* After a successful sync host_dirty is already empty; after a failed
-     * one the op failed too and the array's value is unspecified anyway. */
-    a->host_dirty_lo = a->host_dirty_hi = 0;
+    /* Called after a successful sync (rg_ocl_mem_of), so host_dirty is empty. */
     dev_stale(a, a->nbytes); /* kernels stop at the length */
 }
 
@@ -438,6 +436,30 @@ void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
         widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_lo, byte_hi);
 }
 
+/* Grows a to cap elements (nbytes bytes): the mirror first, then the
+ * backend's storage; on failure a is as it was. */
+static rg_status grow_to(rg_array *a, size_t cap, size_t nbytes)
+{
+    size_t old = a->capacity, old_bytes = old * rg_dtype_size(a->dtype);
+    if (a->mirror) {
+        char *grown = realloc(a->mirror, nbytes);
+        if (!grown)
+            return rg_set_error(a->ctx, RG_ENOMEM, "cannot grow an array mirror to %zu bytes",
+                                nbytes);
+        memset(grown + old_bytes, 0, nbytes - old_bytes); /* as the device's new part */
+        a->mirror = grown;
+    }
+    a->capacity = cap;
+    rg_status st = a->ctx->ops->array_grow(a, old);
+    if (st != RG_OK) {
+        a->capacity = old;
+        char *back = a->mirror ? realloc(a->mirror, old_bytes ? old_bytes : 1) : NULL;
+        if (back) /* a failed shrink keeps the larger mirror, which is harmless */
+            a->mirror = back;
+    }
+    return st;
+}
+
 rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
 {
     size_t old = a->capacity, size = rg_dtype_size(a->dtype);
@@ -447,26 +469,19 @@ rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
     size_t cap = old > SIZE_MAX / 2 ? SIZE_MAX : old * 2;
     cap = cap < 16 ? 16 : cap;
     cap = cap < min_capacity ? min_capacity : cap;
-    size_t nbytes;
+    size_t nbytes, need;
+    if (__builtin_mul_overflow(min_capacity, size, &need) || need > (size_t)INT64_MAX)
+        return rg_set_error(a->ctx, RG_EOVERFLOW, "cannot grow a %s array to %zu elements: "
+                            "the byte size overflows", rg_dtype_name(a->dtype), min_capacity);
     if (__builtin_mul_overflow(cap, size, &nbytes) || nbytes > (size_t)INT64_MAX) {
-        cap = min_capacity; /* the exact need may still fit where doubling did not */
-        if (__builtin_mul_overflow(cap, size, &nbytes) || nbytes > (size_t)INT64_MAX)
-            return rg_set_error(a->ctx, RG_EOVERFLOW, "cannot grow a %s array to %zu elements: "
-                                "the byte size overflows", rg_dtype_name(a->dtype), min_capacity);
+        cap = min_capacity;
+        nbytes = need;
     }
-    /* The mirror first: should the device then fail, a larger mirror is harmless. */
-    if (a->mirror) {
-        char *grown = realloc(a->mirror, nbytes);
-        if (!grown)
-            return rg_set_error(a->ctx, RG_ENOMEM, "cannot grow an array mirror to %zu bytes",
-                                nbytes);
-        memset(grown + old * size, 0, nbytes - old * size); /* as the device's new part */
-        a->mirror = grown;
-    }
-    a->capacity = cap;
-    rg_status st = a->ctx->ops->array_grow(a, old);
-    if (st != RG_OK)
-        a->capacity = old;
+    rg_status st = grow_to(a, cap, nbytes);
+    /* The exact need may fit in host or device memory (or under the device's
+     * largest buffer) where the doubled size did not. */
+    if ((st == RG_ENOMEM || st == RG_EDEVMEM) && cap > min_capacity)
+        st = grow_to(a, min_capacity, need);
     return st;
 }
 

@@ -194,7 +194,8 @@ RG_HIDDEN void rg_array_offsets_longest(const rg_array *a, int64_t longest);
 
 /* Before a kernel reads or writes a: uploads the host mirror's changed range. */
 RG_HIDDEN rg_status rg_array_sync_device(const rg_array *a);
-/* After (or just before) a kernel writes a: the host mirror is stale. */
+/* After (or just before) a kernel writes a, once rg_array_sync_device succeeded:
+ * the host mirror is stale. */
 RG_HIDDEN void rg_array_touch_device(const rg_array *a);
 /* The ops->array_write/array_read of backends with a device copy: write into
  * the mirror (or straight through while the mirror is stale), read from the

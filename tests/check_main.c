@@ -26,6 +26,7 @@ int main(void)
     srunner_add_suite(sr, list_suite());
     srunner_add_suite(sr, transfers_suite());
     srunner_add_suite(sr, reduce_suite());
+    srunner_add_suite(sr, faults_suite());
 
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -25,6 +25,7 @@ Suite *nonzero_suite(void);
 Suite *list_suite(void);
 Suite *transfers_suite(void);
 Suite *reduce_suite(void);
+Suite *faults_suite(void);
 
 /* A test case with a timeout generous enough for cold PoCL kernel builds
  * (unless CK_DEFAULT_TIMEOUT is set, which then wins). */

@@ -148,8 +148,7 @@ const char *rg_cl_error_name(cl_int err)
 rg_status rg_cl_fail(rg_context *ctx, cl_int err, bool alloc, const char *what)
 {
     /* Out-of-resources at a launch is usually a crashed kernel, not memory. */
-    bool memory = err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-                  (alloc && (err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY));
-    return rg_set_error(ctx, memory ? RG_EDEVMEM : RG_EDEVICE, "%s: %s (%d)", what,
-                        rg_cl_error_name(err), (int)err);
+    bool memory = err == CL_MEM_OBJECT_ALLOCATION_FAILURE || (alloc && err == CL_OUT_OF_RESOURCES);
+    rg_status st = err == CL_OUT_OF_HOST_MEMORY ? RG_ENOMEM : memory ? RG_EDEVMEM : RG_EDEVICE;
+    return rg_set_error(ctx, st, "%s: %s (%d)", what, rg_cl_error_name(err), (int)err);
 }

@@ -121,6 +121,7 @@ static rg_status read_total(rg_context *ctx, const nz_plan *p, int64_t *total)
 
 rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
 {
+    rg_ocl_begin(a->ctx);
     nz_plan p;
     rg_status st = plan_make(&p, a, mask, false);
     if (st == RG_OK)
@@ -167,6 +168,7 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
 rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                          const int64_t *shape, size_t ndim, int64_t bound)
 {
+    rg_ocl_begin(a->ctx);
     rg_context *ctx = a->ctx;
     nz_plan p;
     rg_array *out = NULL;
@@ -204,6 +206,7 @@ rg_status rg_ocl_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uin
 rg_status rg_ocl_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                               const int64_t *shape, size_t ndim)
 {
+    rg_ocl_begin(a->ctx);
     rg_context *ctx = a->ctx;
     size_t room = coords->length / ndim;
     bool worst_case = room >= a->length;
@@ -228,6 +231,7 @@ rg_status rg_ocl_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
 rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
                                  const rg_array *offsets)
 {
+    rg_ocl_begin(seg_offsets->ctx);
     rg_context *ctx = offsets->ctx;
     const char *off_type = offsets->dtype == RG_INT32 ? "int" : "long";
     char options[32];

@@ -102,6 +102,11 @@ typedef struct kernel_arg {
 RG_HIDDEN cl_mem rg_ocl_mem_in(const rg_array *a);
 RG_HIDDEN cl_mem rg_ocl_mem_of(const rg_array *a);
 
+/* Starts an op: an upload failure parked by an earlier op that failed (or
+ * returned) before its launch is dropped, so it cannot fail this one; that
+ * array's host copy still holds its changes, and they go up next time. */
+RG_HIDDEN void rg_ocl_begin(rg_context *ctx);
+
 /* Sets the arguments and enqueues groups work-groups of group work-items. */
 RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
                                   size_t group, const kernel_arg *args, size_t nargs);

@@ -55,9 +55,18 @@ cl_mem rg_ocl_mem_in(const rg_array *a)
 
 cl_mem rg_ocl_mem_of(const rg_array *a)
 {
-    cl_mem mem = rg_ocl_mem_in(a);
-    rg_array_touch_device(a);
-    return mem;
+    rg_status st = rg_array_sync_device(a);
+    if (st != RG_OK) /* the op fails at its launch: the host copy stays the array's value */
+        defer_failure(a->ctx, st);
+    else
+        rg_array_touch_device(a);
+    return (cl_mem)a->dev;
+}
+
+void rg_ocl_begin(rg_context *ctx)
+{
+    rg_ocl *ocl = ctx->impl;
+    ocl->deferred = RG_OK;
 }
 
 /* The OpenCL C type of an index dtype (the front end allows only these two). */
@@ -241,6 +250,7 @@ static rg_status array_grow(rg_array *a, size_t old_capacity)
 
 static rg_status array_fill(rg_array *a, const void *value)
 {
+    rg_ocl_begin(a->ctx);
     cl_mem mem = rg_ocl_mem_of(a);
     rg_status st = take_deferred(a->ctx, "a fill");
     if (st != RG_OK)
@@ -252,6 +262,7 @@ static rg_status array_fill(rg_array *a, const void *value)
 
 static rg_status array_copy(rg_array *dst, const rg_array *src)
 {
+    rg_ocl_begin(dst->ctx);
     cl_mem from = rg_ocl_mem_in(src), to = rg_ocl_mem_of(dst);
     rg_status st = take_deferred(dst->ctx, "a copy");
     if (st != RG_OK)
@@ -313,6 +324,7 @@ static rg_status partials(rg_context *ctx, const rg_ocl_kernel *k, cl_mem in, cl
 
 static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad, int64_t *longest)
 {
+    rg_ocl_begin(offsets->ctx);
     rg_context *ctx = offsets->ctx;
     rg_ocl_kernel k;
     rg_status st = offsets_kernel(ctx, offsets->dtype, offsets->dtype, "offsets_check", &k);
@@ -331,6 +343,7 @@ static rg_status offsets_check(const rg_array *offsets, int64_t *first_bad, int6
 
 static rg_status lengths(rg_array *out, const rg_array *offsets)
 {
+    rg_ocl_begin(out->ctx);
     rg_context *ctx = offsets->ctx;
     cl_ulong nsegs = offsets->length - 1;
     if (nsegs == 0)
@@ -356,6 +369,7 @@ static uint64_t saturated_sum(const uint64_t *v, size_t n)
 static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uint64_t *total,
                                int64_t *longest)
 {
+    rg_ocl_begin(len->ctx);
     rg_context *ctx = len->ctx;
     cl_ulong n = len->length;
     if (n == 0) {
@@ -385,6 +399,7 @@ static rg_status lengths_total(const rg_array *len, int64_t *first_negative, uin
 /* out[i] = inner[outer[i]], or a converting copy of outer when inner is NULL. */
 static rg_status compose(rg_array *out, const rg_array *outer, const rg_array *inner)
 {
+    rg_ocl_begin(out->ctx);
     rg_context *ctx = out->ctx;
     cl_ulong n = out->length;
     if (n == 0)
@@ -430,52 +445,83 @@ static rg_status get_scan_kernels(rg_context *ctx, rg_dtype in, rg_dtype out, in
     return st;
 }
 
-/* out[i + shift] = in[0] op ... op in[i] for i < n (n > 0); shift 1 also writes out[0] = 0
- * (add only).  in and out may be one buffer when shift is 0. */
-static rg_status scan(rg_context *ctx, cl_mem in, rg_dtype in_type, cl_mem out,
-                      rg_dtype out_type, size_t n, int op, cl_ulong shift)
-{
+/* A scan of n elements (n > 0) made ready to run: its kernels, chunking
+ * and temporary buffer, obtained before anything is written, so that an op
+ * that scans its output after writing it fails (missing or broken scan.cl,
+ * no device memory) with the output untouched. */
+typedef struct scan_plan {
     scan_kernels s;
-    rg_status st = get_scan_kernels(ctx, in_type, out_type, op, &s);
+    size_t n, count;
+    cl_ulong chunk;
+    cl_mem partial;
+} scan_plan;
+
+static rg_status scan_prepare(rg_context *ctx, rg_dtype in_type, rg_dtype out_type, int op,
+                              size_t n, scan_plan *p)
+{
+    p->partial = NULL;
+    rg_status st = get_scan_kernels(ctx, in_type, out_type, op, &p->s);
     if (st != RG_OK)
         return st;
     /* At most one chunk per work-item of a group, each a whole number of tiles. */
-    size_t group = s.group, tile = group * SCAN_VT;
+    size_t group = p->s.group, tile = group * SCAN_VT;
     size_t count = rg_ocl_stride_groups(ctx, n, tile, group);
     size_t per_chunk = n / count + (n % count != 0);
-    cl_ulong chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
-    count = n / chunk + (n % chunk != 0);
-    cl_ulong n64 = n, count64 = count;
-    cl_mem partial = NULL;
-    kernel_arg reduce_args[] = {ARG(in), ARG(n64), ARG(chunk), ARG(partial),
+    p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
+    p->count = n / p->chunk + (n % p->chunk != 0);
+    p->n = n;
+    return rg_ocl_temp_buffer(ctx, p->count * sizeof(cl_long), &p->partial);
+}
+
+/* out[i + shift] = in[0] op ... op in[i] for i < n; shift 1 also writes
+ * out[0] = 0 (add only).  in and out may be one buffer when shift is 0.
+ * Releases the plan's buffer. */
+static rg_status scan_run(rg_context *ctx, scan_plan *p, cl_mem in, cl_mem out, cl_ulong shift)
+{
+    size_t group = p->s.group, tile = group * SCAN_VT;
+    cl_ulong n64 = p->n, count64 = p->count;
+    kernel_arg reduce_args[] = {ARG(in), ARG(n64), ARG(p->chunk), ARG(p->partial),
                                 LOCAL_ARG(group * sizeof(cl_long))};
-    kernel_arg partial_args[] = {ARG(partial), ARG(count64), LOCAL_ARG(group * sizeof(cl_long))};
-    kernel_arg chunk_args[] = {ARG(in),      ARG(out),
-                               ARG(n64),     ARG(chunk),
-                               ARG(shift),   ARG(partial),
+    kernel_arg partial_args[] = {ARG(p->partial), ARG(count64),
+                                 LOCAL_ARG(group * sizeof(cl_long))};
+    kernel_arg chunk_args[] = {ARG(in),       ARG(out),
+                               ARG(n64),      ARG(p->chunk),
+                               ARG(shift),    ARG(p->partial),
                                LOCAL_ARG(tile * sizeof(cl_long)),
                                LOCAL_ARG(group * sizeof(cl_long))};
-    st = rg_ocl_temp_buffer(ctx, count * sizeof(cl_long), &partial);
+    rg_status st =
+        rg_ocl_launch(ctx, &p->s.reduce, p->count, group, reduce_args, NARGS(reduce_args));
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &s.reduce, count, group, reduce_args, NARGS(reduce_args));
+        st = rg_ocl_launch(ctx, &p->s.partials, 1, group, partial_args, NARGS(partial_args));
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &s.partials, 1, group, partial_args, NARGS(partial_args));
-    if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &s.chunks, count, group, chunk_args, NARGS(chunk_args));
-    if (partial)
-        rg_cl.clReleaseMemObject(partial);
+        st = rg_ocl_launch(ctx, &p->s.chunks, p->count, group, chunk_args, NARGS(chunk_args));
+    rg_cl.clReleaseMemObject(p->partial);
+    p->partial = NULL;
     return st;
+}
+
+static void scan_release(scan_plan *p)
+{
+    if (p->partial)
+        rg_cl.clReleaseMemObject(p->partial);
+    p->partial = NULL;
 }
 
 static rg_status offsets_from_lengths(rg_array *offsets, const rg_array *len)
 {
+    rg_ocl_begin(offsets->ctx);
     rg_context *ctx = offsets->ctx;
     if (len->length == 0) {
         static const int64_t zero = 0;
         return rg_mirror_write(offsets, 0, &zero, rg_dtype_size(offsets->dtype));
     }
-    return scan(ctx, rg_ocl_mem_in(len), len->dtype, rg_ocl_mem_of(offsets), offsets->dtype, len->length,
-                SCAN_ADD, 1);
+    scan_plan plan;
+    rg_status st = scan_prepare(ctx, len->dtype, offsets->dtype, SCAN_ADD, len->length, &plan);
+    if (st != RG_OK) {
+        scan_release(&plan);
+        return st;
+    }
+    return scan_run(ctx, &plan, rg_ocl_mem_in(len), rg_ocl_mem_of(offsets), 1);
 }
 
 /* ---- parents.cl ----------------------------------------------------------- */
@@ -565,8 +611,13 @@ static rg_status by_flood(seg_job *job, rg_dtype out_type)
     rg_status st = seg_kernel(job, "flood_scatter", &scatter);
     if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
         st = seg_kernel(job, "flood_local", &local);
+    scan_plan plan = {.partial = NULL};
+    if (st == RG_OK) /* before the first write, as every kernel it needs */
+        st = scan_prepare(job->ctx, out_type, out_type, SCAN_MAX, job->nelems, &plan);
     kernel_arg scatter_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
     kernel_arg local_args[] = {ARG(job->out), ARG(job->nelems)};
+    if (st == RG_OK) /* the fill is no launch: a failed upload must stop it here */
+        st = take_deferred(job->ctx, "flood_scatter");
     if (st == RG_OK)
         st = fill_zero(job->ctx, job->out, job->nelems * rg_dtype_size(out_type));
     if (st == RG_OK)
@@ -575,7 +626,8 @@ static rg_status by_flood(seg_job *job, rg_dtype out_type)
                                                 MAX_STRIDE_GROUPS),
                            scatter.group, scatter_args, NARGS(scatter_args));
     if (st == RG_OK)
-        st = scan(job->ctx, job->out, out_type, job->out, out_type, job->nelems, SCAN_MAX, 0);
+        st = scan_run(job->ctx, &plan, job->out, job->out, 0);
+    scan_release(&plan);
     if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
         st = rg_ocl_launch(job->ctx, &local,
                            rg_ocl_stride_groups(job->ctx, job->nelems, local.group,
@@ -587,6 +639,7 @@ static rg_status by_flood(seg_job *job, rg_dtype out_type)
 static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strategy strategy,
                                rg_elem_kind kind)
 {
+    rg_ocl_begin(out->ctx);
     if (out->length == 0)
         return RG_OK; /* no elements, nothing to write (and no buffer to write to) */
     seg_job job = {out->ctx, rg_ocl_mem_in(offsets), rg_ocl_mem_of(out), offsets->length - 1, out->length,
@@ -629,6 +682,7 @@ static const char *cl_value_type(rg_dtype dtype, int *kind)
 /* One program per dtype, the operation a kernel argument: 4 times fewer cold builds. */
 static rg_status scalar(rg_array *a, rg_arith op, const void *value)
 {
+    rg_ocl_begin(a->ctx);
     rg_context *ctx = a->ctx;
     int kind = 0;
     const char *type = cl_value_type(a->dtype, &kind);

@@ -24,6 +24,7 @@ typedef struct cached_kernel {
 /* A program of one source file built with one option string, and the kernels taken from it. */
 struct rg_ocl_program {
     char *file;
+    char *path; /* where file was found, for messages */
     char *options;
     cl_program program;
     cached_kernel *kernels;
@@ -379,12 +380,13 @@ static void cache_store(const rg_ocl *ocl, const char *dir, cache_key key, cl_pr
 /* ---- programs and kernels of a context ---------------------------------- */
 
 static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
-                               const char *options, cl_program *out)
+                               const char *options, cl_program *out, char *path,
+                               size_t path_size)
 {
-    char path[4096], dir[4096];
+    char dir[4096];
     char *source = NULL;
     size_t length = 0;
-    rg_status st = load_source(ctx, file, &source, &length, path, sizeof path);
+    rg_status st = load_source(ctx, file, &source, &length, path, path_size);
     if (st != RG_OK)
         return st;
     bool use_cache = cache_dir(dir, sizeof dir);
@@ -425,7 +427,12 @@ static rg_status get_program(rg_context *ctx, rg_ocl *ocl, const char *file,
         free(p);
         return rg_set_error(ctx, RG_ENOMEM, "program cache: out of host memory");
     }
-    rg_status st = build_program(ctx, ocl, file, options, &p->program);
+    char path[4096];
+    rg_status st = build_program(ctx, ocl, file, options, &p->program, path, sizeof path);
+    if (st == RG_OK && !(p->path = strdup(path))) {
+        rg_cl.clReleaseProgram(p->program);
+        st = rg_set_error(ctx, RG_ENOMEM, "program cache: out of host memory");
+    }
     if (st != RG_OK) {
         free(p->file);
         free(p->options);
@@ -467,7 +474,7 @@ static rg_status create_kernel(rg_context *ctx, rg_ocl *ocl, rg_ocl_program *p,
         free(k->name);
         free(k);
         return rg_set_error(ctx, RG_EDEVICE, "clCreateKernel(%s) from %s: %s (%d)", name,
-                            p->file, rg_cl_error_name(err), (int)err);
+                            p->path, rg_cl_error_name(err), (int)err);
     }
     k->group = group_size(ocl, k->kernel);
     k->next = p->kernels;
@@ -509,6 +516,7 @@ void rg_ocl_programs_free(rg_ocl *ocl)
         }
         rg_cl.clReleaseProgram(p->program);
         free(p->file);
+        free(p->path);
         free(p->options);
         free(p);
     }

@@ -238,6 +238,7 @@ static rg_status by_merge_path(const reduce_job *job)
 rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg_array *offsets,
                                 rg_reduce_op op, rg_reduce_policy policy)
 {
+    rg_ocl_begin(out->ctx);
     rg_context *ctx = offsets->ctx;
     const cl_dtype *t = cl_dtype_of(content->dtype);
     if (!t || (offsets->dtype != RG_INT32 && offsets->dtype != RG_INT64))

@@ -1,0 +1,276 @@
+/* check_faults.c — OpenCL failures in the middle of the library's work (a
+ * failed upload, kernel, allocation, a missing kernel file, a small device
+ * buffer limit): the call fails with a clear status, its outputs and the
+ * arrays it read stay as they were, and the context goes on working.  The
+ * failures come from tests/clfail.c, a stand-in ICD loader
+ * (RAGGED_TEST_CLFAIL names it; make check sets it). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* OpenCL's codes, without its headers. */
+#define CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
+#define CL_OUT_OF_RESOURCES (-5)
+#define CL_OUT_OF_HOST_MEMORY (-6)
+
+#define UNTOUCHED ((rg_array *)(uintptr_t)0x5A5A5A50u)
+
+typedef void (*arm_fn)(const char *name, int after, int32_t err);
+typedef void (*max_alloc_fn)(uint64_t bytes);
+
+static arm_fn arm;
+
+/* An OpenCL context on the stand-in loader (whose device then reports a
+ * largest buffer of max_alloc bytes, unless 0), or NULL to skip. */
+static rg_context *fault_context(uint64_t max_alloc)
+{
+    const char *path = getenv("RAGGED_TEST_CLFAIL");
+    if (!path || access(path, R_OK) != 0) {
+        fprintf(stderr, "skipped: no fault-injecting loader (RAGGED_TEST_CLFAIL)\n");
+        return NULL;
+    }
+    void *shim = dlopen(path, RTLD_NOW | RTLD_LOCAL); /* the handle libragged gets too */
+    ck_assert_msg(shim != NULL, "%s: %s", path, dlerror());
+    arm = (arm_fn)dlsym(shim, "clfail_arm");
+    max_alloc_fn set_max = (max_alloc_fn)dlsym(shim, "clfail_max_alloc");
+    ck_assert(arm && set_max);
+    set_max(max_alloc);
+    test_setenv("RAGGED_OPENCL_LIBRARY", path);
+    rg_context *ctx = NULL;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    /* No device is a skip; the stand-in itself failing to load is not. */
+    ck_assert_msg(st != RG_ENODEVICE || !test_contains(rg_context_error(NULL), path),
+                  "the stand-in loader: %s", rg_context_error(NULL));
+    if (st == RG_ENODEVICE && !test_opencl_required()) {
+        fprintf(stderr, "skipped: no OpenCL device (%s)\n", rg_context_error(NULL));
+        return NULL;
+    }
+    ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
+    return ctx;
+}
+
+/* An int64 array whose values are held on the host, not uploaded yet: a
+ * fresh array (no kernel wrote it) written from the host. */
+static rg_array *host_held(rg_context *ctx, const int64_t *values, size_t n)
+{
+    rg_array *a = NULL;
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT64, n), RG_OK);
+    ck_assert_int_eq(rg_array_write(a, 0, values, n), RG_OK);
+    return a;
+}
+
+static void expect_values(const rg_array *a, const int64_t *want, size_t n, const char *what)
+{
+    int64_t *got = test_read_i64(a);
+    test_expect_i64(got, want, n, what);
+    free(got);
+}
+
+/* A failed upload leaves the host's changes as the array's value, and is
+ * not reported again by the next call. */
+START_TEST(test_fault_upload)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    const int64_t start[6] = {1, 2, 3, 4, 5, 6}, changed[6] = {1, 2, 50, 60, 5, 6};
+    rg_array *a = host_held(ctx, changed, 6);
+    arm("clEnqueueWriteBuffer", 0, CL_OUT_OF_RESOURCES);
+    int64_t nine = 9;
+    rg_status st = rg_array_fill(a, &nine);
+    ck_assert_msg(st == RG_EDEVICE, "fill after a failed upload: %d", (int)st);
+    ck_assert_msg(test_contains(rg_context_error(ctx), "clEnqueueWriteBuffer"), "message: %s",
+                  rg_context_error(ctx));
+    expect_values(a, changed, 6, "after the failed fill");
+    /* Again, with the upload working: the changes go up, then the fill. */
+    rg_array *b = test_array_from_i64(ctx, RG_INT64, start, 6);
+    ck_assert_int_eq(rg_array_copy(b, a), RG_OK);
+    expect_values(b, changed, 6, "copy after the failed fill");
+    ck_assert_int_eq(rg_array_fill(a, &nine), RG_OK);
+    const int64_t nines[6] = {9, 9, 9, 9, 9, 9};
+    expect_values(a, nines, 6, "fill");
+    rg_array_free(b);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* An op whose output's upload fails and then its kernel: it fails, with
+ * the output as the host left it, and the parked upload failure does not
+ * fail the next, unrelated op. */
+START_TEST(test_fault_parked_upload)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    const int64_t off[5] = {0, 2, 5, 5, 9}, parents[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
+    const int64_t mine[9] = {7, 7, 7, 7, 7, 7, 7, 7, 8};
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *warm = test_array_filled(ctx, RG_INT64, 9, 0);
+    /* Checks the offsets (and builds parents.cl) first, so that the failing
+     * call's first kernel is seg_bsearch's. */
+    ck_assert_int_eq(rg_parents(warm, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK);
+    rg_array_free(warm);
+    /* An output no kernel wrote yet: the write stays on the host until the
+     * op uploads it, and that upload fails. */
+    rg_array *out = host_held(ctx, mine, 9);
+    arm("clEnqueueWriteBuffer", 0, CL_OUT_OF_RESOURCES);
+    arm("clCreateKernel", 0, CL_OUT_OF_RESOURCES);
+    rg_status st = rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL);
+    ck_assert_msg(st == RG_EDEVICE, "parents: %d %s", (int)st, rg_context_error(ctx));
+    expect_values(out, mine, 9, "output after the failed parents");
+    rg_array *other = test_array_filled(ctx, RG_INT64, 3, 0);
+    int64_t four = 4;
+    st = rg_array_fill(other, &four);
+    ck_assert_msg(st == RG_OK, "a fill after: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL), RG_OK);
+    expect_values(out, parents, 9, "parents, again");
+    rg_array_free(other);
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* The flood strategy scans its output after writing it: with no device
+ * memory for the scan, or no scan.cl, it must fail before the first write. */
+START_TEST(test_fault_flood_scan)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    const int64_t off[5] = {0, 2, 5, 5, 9}, sevens[9] = {-7, -7, -7, -7, -7, -7, -7, -7, -7};
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK); /* checks o */
+    for (int local = 0; local < 2; local++) {
+        ck_assert_int_eq(rg_array_fill(out, &sevens[0]), RG_OK);
+        rg_context_finish(ctx);
+        arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE); /* the scan's partials */
+        rg_status st = local ? rg_local_index(out, o, RG_STRATEGY_FLOOD, NULL)
+                             : rg_parents(out, o, RG_STRATEGY_FLOOD, NULL);
+        ck_assert_msg(st == RG_EDEVMEM, "flood without memory: %d %s", (int)st,
+                      rg_context_error(ctx));
+        expect_values(out, sevens, 9, "flood's output");
+    }
+    rg_context_free(ctx);
+
+    /* Kernels found in a folder without scan.cl. */
+    const char *kernels = getenv("RAGGED_KERNEL_PATH");
+    if (!kernels || strchr(kernels, ':')) {
+        fprintf(stderr, "skipped: RAGGED_KERNEL_PATH is not one folder\n");
+        rg_array_free(out);
+        rg_array_free(o);
+        return;
+    }
+    char dir[] = "/tmp/ragged-noscan-XXXXXX", from[4096], to[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const char *const files[] = {"offsets.cl", "parents.cl"};
+    for (int f = 0; f < 2; f++) {
+        snprintf(from, sizeof from, "%s/%s", kernels, files[f]);
+        snprintf(to, sizeof to, "%s/%s", dir, files[f]);
+        ck_assert_msg(symlink(from, to) == 0, "symlink %s", to);
+    }
+    test_setenv("RAGGED_KERNEL_PATH", dir);
+    rg_array_free(out);
+    rg_array_free(o);
+    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENCL), RG_OK);
+    o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    out = test_array_filled(ctx, RG_INT64, 9, -7);
+    for (int local = 0; local < 2; local++) {
+        rg_status st = local ? rg_local_index(out, o, RG_STRATEGY_FLOOD, NULL)
+                             : rg_parents(out, o, RG_STRATEGY_FLOOD, NULL);
+        ck_assert_msg(st == RG_ENOKERNEL, "flood without scan.cl: %d %s", (int)st,
+                      rg_context_error(ctx));
+        ck_assert_msg(test_contains(rg_context_error(ctx), "scan.cl"), "message: %s",
+                      rg_context_error(ctx));
+        expect_values(out, sevens, 9, "flood's output without scan.cl");
+    }
+    for (int f = 0; f < 2; f++) {
+        snprintf(to, sizeof to, "%s/%s", dir, files[f]);
+        unlink(to);
+    }
+    rmdir(dir);
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* OpenCL's CL_OUT_OF_HOST_MEMORY is host memory: RG_ENOMEM. */
+START_TEST(test_fault_host_memory)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    arm("clCreateBuffer", 0, CL_OUT_OF_HOST_MEMORY);
+    rg_array *a = UNTOUCHED;
+    rg_status st = rg_array_create(&a, ctx, RG_INT64, 100);
+    ck_assert_msg(st == RG_ENOMEM, "create: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_ptr_eq(a, UNTOUCHED);
+    ck_assert_int_eq(rg_array_create(&a, ctx, RG_INT64, 100), RG_OK);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* A list grows by doubling, but where the doubled size is more than the
+ * device's largest buffer and the exact need is not, it takes the exact
+ * need: it can grow right up to the limit, and no further. */
+START_TEST(test_fault_list_limit)
+{
+    enum { LIMIT = 1 << 20 };
+    rg_context *ctx = fault_context(LIMIT);
+    if (!ctx)
+        return;
+    rg_list *list = NULL;
+    ck_assert_int_eq(rg_list_create(&list, ctx, RG_UINT8, 0), RG_OK);
+    unsigned char *item = malloc(LIMIT);
+    ck_assert_ptr_nonnull(item);
+    for (size_t i = 0; i < LIMIT; i++)
+        item[i] = (unsigned char)(i * 7);
+    /* 600 KiB, then items up to the limit exactly. */
+    size_t have = 600 << 10;
+    ck_assert_int_eq(rg_list_append(list, item, have), RG_OK);
+    while (have < LIMIT) {
+        size_t n = LIMIT - have < 50000 ? LIMIT - have : 50000;
+        rg_status st = rg_list_append(list, item + have, n);
+        ck_assert_msg(st == RG_OK, "append at %zu bytes: %d %s", have, (int)st,
+                      rg_context_error(ctx));
+        have += n;
+    }
+    rg_status st = rg_list_append(list, item, 1);
+    ck_assert_msg(st == RG_EDEVMEM, "past the limit: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_uint_eq(rg_list_nelems(list), LIMIT);
+    unsigned char *back = malloc(LIMIT);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_int_eq(rg_array_read(back, rg_list_content(list), 0, LIMIT), RG_OK);
+    size_t k = 0, at = 600 << 10;
+    ck_assert_msg(memcmp(back, item, at) == 0, "the first item changed");
+    for (k = at; k < LIMIT; k++)
+        if (back[k] != item[k])
+            break;
+    ck_assert_msg(k == LIMIT, "byte %zu changed", k);
+    free(back);
+    free(item);
+    rg_list_free(list);
+    rg_context_free(ctx);
+}
+END_TEST
+
+Suite *faults_suite(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *tc = test_tcase("opencl");
+    tcase_add_test(tc, test_fault_upload);
+    tcase_add_test(tc, test_fault_parked_upload);
+    tcase_add_test(tc, test_fault_flood_scan);
+    tcase_add_test(tc, test_fault_host_memory);
+    tcase_add_test(tc, test_fault_list_limit);
+    suite_add_tcase(s, tc);
+    return s;
+}
