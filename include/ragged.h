@@ -30,9 +30,9 @@ extern "C" {
  * modified: an op gets its kernels, programs and temporary buffers before
  * it writes, so missing or broken kernels and exhausted memory leave
  * outputs as they were.  The exception is the OpenCL runtime failing in the
- * middle of an op (a launch or read-back after an earlier kernel of the op
- * ran; RG_EDEVICE): outputs may then be partly written, and should be
- * taken as lost.  Output parameters come first, and an output array may not be
+ * middle of an op (a launch or read-back failing after the op's first
+ * kernel or fill was queued; RG_EDEVICE): outputs may then be partly
+ * written, and should be taken as lost.  Output parameters come first, and an output array may not be
  * one of the call's inputs (RG_EINVAL; rg_array_scalar and the rg_list
  * calls change their array in place).  Every _free accepts NULL.
  * ------------------------------------------------------------------------ */

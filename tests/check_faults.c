@@ -206,6 +206,30 @@ START_TEST(test_fault_flood_scan)
 }
 END_TEST
 
+/* A list whose appends are still on the host: a failing rg_list_scalar
+ * leaves it as it was, as every failing rg_list call does. */
+START_TEST(test_fault_list_scalar)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    rg_list *list = NULL;
+    ck_assert_int_eq(rg_list_create(&list, ctx, RG_INT64, 0), RG_OK);
+    const int64_t items[5] = {1, 2, 3, 4, 5}, plus[5] = {11, 12, 13, 14, 15};
+    ck_assert_int_eq(rg_list_append(list, items, 3), RG_OK);
+    ck_assert_int_eq(rg_list_append(list, items + 3, 2), RG_OK);
+    arm("clEnqueueWriteBuffer", 0, CL_OUT_OF_RESOURCES);
+    rg_status st = rg_list_scalar(list, RG_ARITH_ADD, 10.0);
+    ck_assert_msg(st == RG_EDEVICE, "scalar: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_uint_eq(rg_list_nitems(list), 2);
+    expect_values(rg_list_content(list), items, 5, "list after the failed scalar");
+    ck_assert_int_eq(rg_list_scalar(list, RG_ARITH_ADD, 10.0), RG_OK);
+    expect_values(rg_list_content(list), plus, 5, "list after the scalar");
+    rg_list_free(list);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* OpenCL's CL_OUT_OF_HOST_MEMORY is host memory: RG_ENOMEM. */
 START_TEST(test_fault_host_memory)
 {
@@ -274,6 +298,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_upload);
     tcase_add_test(tc, test_fault_parked_upload);
     tcase_add_test(tc, test_fault_flood_scan);
+    tcase_add_test(tc, test_fault_list_scalar);
     tcase_add_test(tc, test_fault_host_memory);
     tcase_add_test(tc, test_fault_list_limit);
     suite_add_tcase(s, tc);
