@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -291,6 +292,36 @@ START_TEST(test_fault_list_limit)
 }
 END_TEST
 
+/* A FIFO named like a kernel file in an earlier folder of the kernel path
+ * is passed over (opening it must not wait for a writer). */
+START_TEST(test_fault_kernel_fifo)
+{
+    const char *kernels = getenv("RAGGED_KERNEL_PATH");
+    if (!kernels || !*kernels) {
+        fprintf(stderr, "skipped: no RAGGED_KERNEL_PATH\n");
+        return;
+    }
+    char dir[] = "/tmp/ragged-fifo-XXXXXX", fifo[64], path[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/offsets.cl", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    snprintf(path, sizeof path, "%s:%s", dir, kernels);
+    test_setenv("RAGGED_KERNEL_PATH", path);
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    const int64_t off[5] = {0, 2, 5, 5, 9}, parents[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
+    rg_status st = rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL);
+    unlink(fifo);
+    rmdir(dir);
+    ck_assert_msg(st == RG_OK, "parents: %d %s", (int)st, rg_context_error(ctx));
+    expect_values(out, parents, 9, "parents");
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *faults_suite(void)
 {
     Suite *s = suite_create("faults");
@@ -301,6 +332,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_list_scalar);
     tcase_add_test(tc, test_fault_host_memory);
     tcase_add_test(tc, test_fault_list_limit);
+    tcase_add_test(tc, test_fault_kernel_fifo);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,20 @@ struct rg_ocl_program {
 
 /* ---- kernel sources --------------------------------------------------- */
 
-/* The whole file, NUL-terminated; NULL if it cannot be read. */
+/* The whole file, NUL-terminated; NULL if it cannot be read or is not a
+ * regular file (opened without blocking: a FIFO of that name must not hang
+ * the search). */
 static char *read_file(const char *path, size_t *length)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat info;
+    if (fd < 0)
         return NULL;
+    FILE *f = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
     size_t size = 0, cap = 4096;
     char *text = malloc(cap);
     while (text) {
