@@ -25,6 +25,10 @@ typedef void (*max_alloc_fn)(uint64_t bytes);
 
 static arm_fn arm;
 
+/* Segments [2 3 0 4]: their offsets and parents. */
+static const int64_t four_off[5] = {0, 2, 5, 5, 9};
+static const int64_t four_parents[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
+
 /* An OpenCL context on the stand-in loader (whose device then reports a
  * largest buffer of max_alloc bytes, unless 0), or NULL to skip. */
 static rg_context *fault_context(uint64_t max_alloc)
@@ -113,9 +117,8 @@ START_TEST(test_fault_parked_upload)
     rg_context *ctx = fault_context(0);
     if (!ctx)
         return;
-    const int64_t off[5] = {0, 2, 5, 5, 9}, parents[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
     const int64_t mine[9] = {7, 7, 7, 7, 7, 7, 7, 7, 8};
-    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
     rg_array *warm = test_array_filled(ctx, RG_INT64, 9, 0);
     /* Checks the offsets (and builds parents.cl) first, so that the failing
      * call's first kernel is seg_bsearch's. */
@@ -134,7 +137,7 @@ START_TEST(test_fault_parked_upload)
     st = rg_array_fill(other, &four);
     ck_assert_msg(st == RG_OK, "a fill after: %d %s", (int)st, rg_context_error(ctx));
     ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL), RG_OK);
-    expect_values(out, parents, 9, "parents, again");
+    expect_values(out, four_parents, 9, "parents, again");
     rg_array_free(other);
     rg_array_free(out);
     rg_array_free(o);
@@ -149,8 +152,8 @@ START_TEST(test_fault_flood_scan)
     rg_context *ctx = fault_context(0);
     if (!ctx)
         return;
-    const int64_t off[5] = {0, 2, 5, 5, 9}, sevens[9] = {-7, -7, -7, -7, -7, -7, -7, -7, -7};
-    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    const int64_t sevens[9] = {-7, -7, -7, -7, -7, -7, -7, -7, -7};
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
     rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
     ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK); /* checks o */
     for (int local = 0; local < 2; local++) {
@@ -185,7 +188,7 @@ START_TEST(test_fault_flood_scan)
     rg_array_free(out);
     rg_array_free(o);
     ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENCL), RG_OK);
-    o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
     out = test_array_filled(ctx, RG_INT64, 9, -7);
     for (int local = 0; local < 2; local++) {
         rg_status st = local ? rg_local_index(out, o, RG_STRATEGY_FLOOD, NULL)
@@ -308,14 +311,13 @@ START_TEST(test_fault_kernel_fifo)
     snprintf(path, sizeof path, "%s:%s", dir, kernels);
     test_setenv("RAGGED_KERNEL_PATH", path);
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
-    const int64_t off[5] = {0, 2, 5, 5, 9}, parents[9] = {0, 0, 1, 1, 1, 3, 3, 3, 3};
-    rg_array *o = test_array_from_i64(ctx, RG_INT64, off, 5);
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
     rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
     rg_status st = rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL);
     unlink(fifo);
     rmdir(dir);
     ck_assert_msg(st == RG_OK, "parents: %d %s", (int)st, rg_context_error(ctx));
-    expect_values(out, parents, 9, "parents");
+    expect_values(out, four_parents, 9, "parents");
     rg_array_free(out);
     rg_array_free(o);
     rg_context_free(ctx);
