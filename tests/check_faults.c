@@ -166,14 +166,14 @@ START_TEST(test_fault_flood_scan)
                       rg_context_error(ctx));
         expect_values(out, sevens, 9, "flood's output");
     }
+    rg_array_free(out);
+    rg_array_free(o);
     rg_context_free(ctx);
 
     /* Kernels found in a folder without scan.cl. */
     const char *kernels = getenv("RAGGED_KERNEL_PATH");
     if (!kernels || strchr(kernels, ':')) {
         fprintf(stderr, "skipped: RAGGED_KERNEL_PATH is not one folder\n");
-        rg_array_free(out);
-        rg_array_free(o);
         return;
     }
     char dir[] = "/tmp/ragged-noscan-XXXXXX", from[4096], to[4096];
@@ -185,8 +185,6 @@ START_TEST(test_fault_flood_scan)
         ck_assert_msg(symlink(from, to) == 0, "symlink %s", to);
     }
     test_setenv("RAGGED_KERNEL_PATH", dir);
-    rg_array_free(out);
-    rg_array_free(o);
     ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENCL), RG_OK);
     o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
     out = test_array_filled(ctx, RG_INT64, 9, -7);
