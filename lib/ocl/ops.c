@@ -45,20 +45,23 @@ static void defer_failure(rg_context *ctx, rg_status st)
  * only reads, whose host copy then stays valid.  An upload failure cannot
  * be returned from here, so it is parked in ocl->deferred and the next
  * launch reports it instead of running a kernel on stale data. */
-cl_mem rg_ocl_mem_in(const rg_array *a)
+static bool synced(const rg_array *a)
 {
     rg_status st = rg_array_sync_device(a);
     if (st != RG_OK)
         defer_failure(a->ctx, st);
+    return st == RG_OK;
+}
+
+cl_mem rg_ocl_mem_in(const rg_array *a)
+{
+    synced(a);
     return (cl_mem)a->dev;
 }
 
 cl_mem rg_ocl_mem_of(const rg_array *a)
 {
-    rg_status st = rg_array_sync_device(a);
-    if (st != RG_OK) /* the op fails at its launch: the host copy stays the array's value */
-        defer_failure(a->ctx, st);
-    else
+    if (synced(a)) /* else the op fails at its launch, and the host copy stays the value */
         rg_array_touch_device(a);
     return (cl_mem)a->dev;
 }
@@ -474,8 +477,7 @@ static rg_status scan_prepare(rg_context *ctx, rg_dtype in_type, rg_dtype out_ty
 }
 
 /* out[i + shift] = in[0] op ... op in[i] for i < n; shift 1 also writes
- * out[0] = 0 (add only).  in and out may be one buffer when shift is 0.
- * Releases the plan's buffer. */
+ * out[0] = 0 (add only).  in and out may be one buffer when shift is 0. */
 static rg_status scan_run(rg_context *ctx, scan_plan *p, cl_mem in, cl_mem out, cl_ulong shift)
 {
     size_t group = p->s.group, tile = group * SCAN_VT;
@@ -495,8 +497,6 @@ static rg_status scan_run(rg_context *ctx, scan_plan *p, cl_mem in, cl_mem out, 
         st = rg_ocl_launch(ctx, &p->s.partials, 1, group, partial_args, NARGS(partial_args));
     if (st == RG_OK)
         st = rg_ocl_launch(ctx, &p->s.chunks, p->count, group, chunk_args, NARGS(chunk_args));
-    rg_cl.clReleaseMemObject(p->partial);
-    p->partial = NULL;
     return st;
 }
 
@@ -517,11 +517,10 @@ static rg_status offsets_from_lengths(rg_array *offsets, const rg_array *len)
     }
     scan_plan plan;
     rg_status st = scan_prepare(ctx, len->dtype, offsets->dtype, SCAN_ADD, len->length, &plan);
-    if (st != RG_OK) {
-        scan_release(&plan);
-        return st;
-    }
-    return scan_run(ctx, &plan, rg_ocl_mem_in(len), rg_ocl_mem_of(offsets), 1);
+    if (st == RG_OK)
+        st = scan_run(ctx, &plan, rg_ocl_mem_in(len), rg_ocl_mem_of(offsets), 1);
+    scan_release(&plan);
+    return st;
 }
 
 /* ---- parents.cl ----------------------------------------------------------- */
