@@ -115,6 +115,19 @@ RG_API rg_status rg_context_transfers(const rg_context *ctx, uint64_t *bytes_up,
                                       uint64_t *bytes_down);
 RG_API void rg_context_reset_transfers(rg_context *ctx);
 
+/* Temporary device buffers.  Some OpenCL ops need device memory of their
+ * own while they run: merge-path tile bounds (8 bytes per 2048 elements and
+ * segments), per-chunk partials, nonzero's bitmask (one bit per element).
+ * The context keeps these buffers for the next call, one per role and as
+ * large as the largest call needed, since creating them on every call costs
+ * GPUs more than some ops take.  rg_context_scratch_bytes says how many
+ * bytes it keeps (0 on OpenMP, which keeps none); rg_context_free_scratch
+ * frees them now (the next op that needs one makes it again).  They are also
+ * freed by rg_context_free, and whenever creating a device buffer fails for
+ * want of memory, before the one retry that follows. */
+RG_API size_t rg_context_scratch_bytes(const rg_context *ctx);
+RG_API rg_status rg_context_free_scratch(rg_context *ctx);
+
 /* ------------------------------------------------------------------------
  * Arrays: typed 1-D arrays owned by a context.
  *
@@ -406,7 +419,8 @@ RG_API rg_status rg_count_nonzero(int64_t *nnz, const rg_array *a);
  *
  * The OpenCL backend reads a once: its count pass also writes a bitmask
  * of a (one bit per element: a temporary device buffer of an eighth of
- * a's length in bytes), which the write pass reads instead of a.
+ * a's length in bytes, kept for the next call; see rg_context_free_scratch),
+ * which the write pass reads instead of a.
  *
  * The OpenMP backend reads a once where it can.  With several threads,
  * rg_nonzero_into with room for a row per element of a, and rg_nonzero of

@@ -133,6 +133,20 @@ rg_status rg_context_finish(rg_context *ctx)
     return ctx ? ctx->ops->finish(ctx) : RG_EINVAL;
 }
 
+size_t rg_context_scratch_bytes(const rg_context *ctx)
+{
+    return ctx && ctx->ops->scratch_bytes ? ctx->ops->scratch_bytes(ctx) : 0;
+}
+
+rg_status rg_context_free_scratch(rg_context *ctx)
+{
+    if (!ctx)
+        return RG_EINVAL;
+    if (ctx->ops->scratch_free)
+        ctx->ops->scratch_free(ctx);
+    return RG_OK;
+}
+
 const char *rg_context_error(const rg_context *ctx)
 {
     if (!ctx)

@@ -47,6 +47,10 @@ typedef struct rg_ops {
     rg_status (*array_copy)(rg_array *dst, const rg_array *src);
     /* Waits for all queued work. */
     rg_status (*finish)(rg_context *ctx);
+    /* Device memory kept between ops for their temporaries, and freeing it
+     * (NULL where a backend keeps none). */
+    size_t (*scratch_bytes)(const rg_context *ctx);
+    void (*scratch_free)(rg_context *ctx);
 
     /* *first_bad = the smallest i with (i == 0 ? o[0] != 0 : o[i] < o[i-1]),
      * or -1 when there is none.  offsets has at least one element.  Where

@@ -284,6 +284,82 @@ START_TEST(test_error_per_context)
 }
 END_TEST
 
+/* The temporaries OpenCL ops keep from call to call (merge-path bounds,
+ * partials, nonzero's bitmask): ops of growing and shrinking sizes in turn
+ * reuse them and stay right, rg_context_free_scratch frees them, and the
+ * next ops make them again.  OpenMP keeps none. */
+START_TEST(test_scratch_reuse)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    static const size_t sizes[] = {3000, 10, 20000, 1, 500, 20000};
+    enum { NSIZES = sizeof sizes / sizeof *sizes };
+    for (int round = 0; round < 2 * NSIZES; round++) {
+        size_t nsegs = sizes[round % NSIZES];
+        int64_t *len = test_gen_lengths(DIST_POWER_LAW, nsegs, 400, 17 + (uint64_t)round);
+        int64_t *off = ref_offsets(len, nsegs);
+        size_t n = (size_t)off[nsegs];
+        int64_t *want = ref_parents(off, nsegs);
+        int64_t *vals = malloc((n ? n : 1) * sizeof *vals);
+        int64_t *sums = calloc(nsegs, sizeof *sums), *where = malloc((n ? n : 1) * sizeof *where);
+        ck_assert(vals && sums && where);
+        size_t nnz = 0;
+        for (size_t k = 0; k < n; k++) {
+            vals[k] = k % 3 == 0 ? 0 : (int64_t)(k % 101) - 50;
+            sums[want[k]] += vals[k];
+            if (vals[k] != 0)
+                where[nnz++] = (int64_t)k;
+        }
+        rg_array *o = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+        rg_array *par = test_array_filled(ctx, RG_INT64, n, -1);
+        rg_array *x = test_array_from_i64(ctx, RG_INT64, vals, n);
+        rg_array *sum = test_array_filled(ctx, RG_INT64, nsegs, -1);
+        rg_array *coords = test_array_filled(ctx, RG_INT64, n, -1);
+        ck_assert_int_eq(rg_parents(par, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+        ck_assert_int_eq(rg_segment_reduce(sum, x, o, RG_REDUCE_SUM, RG_REDUCE_POLICY_MERGE_PATH,
+                                           NULL),
+                         RG_OK);
+        int64_t got_nnz = -1, shape = (int64_t)n;
+        ck_assert_int_eq(rg_nonzero_into(coords, &got_nnz, x, &shape, 1), RG_OK);
+        char what[64];
+        int64_t *got = test_read_i64(par);
+        snprintf(what, sizeof what, "parents, round %d", round);
+        test_expect_i64(got, want, n, what);
+        free(got);
+        got = test_read_i64(sum);
+        snprintf(what, sizeof what, "sums, round %d", round);
+        test_expect_i64(got, sums, nsegs, what);
+        free(got);
+        ck_assert_int_eq(got_nnz, (int64_t)nnz);
+        got = test_read_i64(coords);
+        snprintf(what, sizeof what, "nonzero, round %d", round);
+        test_expect_i64(got, where, nnz, what);
+        free(got);
+        if (rg_context_backend(ctx) == RG_BACKEND_OPENMP)
+            ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+        else
+            ck_assert_msg(rg_context_scratch_bytes(ctx) > 0, "round %d: no scratch kept", round);
+        if (round == NSIZES - 1) { /* the second pass starts with none */
+            ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+            ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+        }
+        rg_array_free(coords);
+        rg_array_free(sum);
+        rg_array_free(x);
+        rg_array_free(par);
+        rg_array_free(o);
+        free(where);
+        free(sums);
+        free(vals);
+        free(want);
+        free(off);
+        free(len);
+    }
+    rg_context_free(ctx);
+    ck_assert_uint_eq(rg_context_scratch_bytes(NULL), 0);
+    ck_assert_int_eq(rg_context_free_scratch(NULL), RG_EINVAL);
+}
+END_TEST
+
 Suite *context_suite(void)
 {
     Suite *s = suite_create("context");
@@ -293,6 +369,7 @@ Suite *context_suite(void)
     tcase_add_loop_test(tc, test_error_per_context, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_free_null);
     tcase_add_test(tc, test_create_bad_args);
+    tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("strings");

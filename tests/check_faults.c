@@ -159,7 +159,9 @@ START_TEST(test_fault_flood_scan)
     for (int local = 0; local < 2; local++) {
         ck_assert_int_eq(rg_array_fill(out, &sevens[0]), RG_OK);
         rg_context_finish(ctx);
-        arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE); /* the scan's partials */
+        /* The scan's partials must then be made, with nothing else kept to free. */
+        ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+        arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE);
         rg_status st = local ? rg_local_index(out, o, RG_STRATEGY_FLOOD, NULL)
                              : rg_parents(out, o, RG_STRATEGY_FLOOD, NULL);
         ck_assert_msg(st == RG_EDEVMEM, "flood without memory: %d %s", (int)st,
@@ -293,6 +295,115 @@ START_TEST(test_fault_list_limit)
 }
 END_TEST
 
+/* Offsets of n segments of lengths 0, 1, 2, ... (mod 7) and their parents. */
+static void sevens(size_t nsegs, int64_t **off, int64_t **parents, size_t *nelems)
+{
+    *off = malloc((nsegs + 1) * sizeof **off);
+    ck_assert_ptr_nonnull(*off);
+    (*off)[0] = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        (*off)[i + 1] = (*off)[i] + (int64_t)(i % 7);
+    *nelems = (size_t)(*off)[nsegs];
+    *parents = malloc((*nelems ? *nelems : 1) * sizeof **parents);
+    ck_assert_ptr_nonnull(*parents);
+    for (size_t i = 0; i < nsegs; i++)
+        for (int64_t k = (*off)[i]; k < (*off)[i + 1]; k++)
+            (*parents)[k] = (int64_t)i;
+}
+
+/* The scratch buffers an op keeps for the next: freed, and a failed
+ * allocation tried again, when an allocation runs out of memory; not when
+ * none are kept. */
+START_TEST(test_fault_scratch_retry)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    expect_values(out, four_parents, 9, "merge-path parents");
+    size_t kept = rg_context_scratch_bytes(ctx);
+    ck_assert_msg(kept > 0, "no scratch kept after a merge-path parents");
+
+    arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    rg_array *a = UNTOUCHED;
+    rg_status st = rg_array_create(&a, ctx, RG_INT64, 100);
+    ck_assert_msg(st == RG_OK, "create with scratch to free: %d %s", (int)st,
+                  rg_context_error(ctx));
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    rg_array_free(a);
+
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    expect_values(out, four_parents, 9, "merge-path parents after the scratch was freed");
+    ck_assert_msg(rg_context_scratch_bytes(ctx) > 0, "no scratch made again");
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+
+    arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    a = UNTOUCHED;
+    st = rg_array_create(&a, ctx, RG_INT64, 100);
+    ck_assert_msg(st == RG_EDEVMEM, "create with no scratch to free: %d %s", (int)st,
+                  rg_context_error(ctx));
+    ck_assert_ptr_eq(a, UNTOUCHED);
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* A scratch buffer that must grow and cannot: the op fails with its output
+ * untouched, and the next call makes the buffer and gets it right. */
+START_TEST(test_fault_scratch_grow)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    int64_t *off, *parents;
+    size_t nelems, nsegs = 40000;
+    sevens(nsegs, &off, &parents, &nelems);
+    rg_array *big_o = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+    rg_array *big = test_array_filled(ctx, RG_INT64, nelems, -7);
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *small = test_array_filled(ctx, RG_INT64, 9, 0);
+    /* Both offsets checked; then only the small op's bounds kept. */
+    ck_assert_int_eq(rg_parents(big, big_o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK);
+    ck_assert_int_eq(rg_array_fill(big, &(int64_t){-7}), RG_OK);
+    ck_assert_int_eq(rg_parents(small, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK);
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_int_eq(rg_parents(small, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    size_t kept = rg_context_scratch_bytes(ctx);
+    ck_assert_msg(kept > 0, "no bounds kept");
+
+    arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    rg_status st = rg_parents(big, big_o, RG_STRATEGY_MERGE_PATH, NULL);
+    ck_assert_msg(st == RG_EDEVMEM, "merge path without memory for its bounds: %d %s", (int)st,
+                  rg_context_error(ctx));
+    int64_t *got = test_read_i64(big);
+    size_t k = 0;
+    while (k < nelems && got[k] == -7)
+        k++;
+    ck_assert_msg(k == nelems, "output element %zu written by the failed call", k);
+    free(got);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+
+    ck_assert_int_eq(rg_parents(big, big_o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    expect_values(big, parents, nelems, "merge-path parents once the bounds could grow");
+    ck_assert_msg(rg_context_scratch_bytes(ctx) > kept, "bounds did not grow: %zu, %zu",
+                  rg_context_scratch_bytes(ctx), kept);
+    ck_assert_int_eq(rg_parents(small, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    expect_values(small, four_parents, 9, "small merge-path parents with the larger bounds");
+    free(off);
+    free(parents);
+    rg_array_free(small);
+    rg_array_free(o);
+    rg_array_free(big);
+    rg_array_free(big_o);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* A FIFO named like a kernel file in an earlier folder of the kernel path
  * is passed over (opening it must not wait for a writer). */
 START_TEST(test_fault_kernel_fifo)
@@ -333,6 +444,8 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_host_memory);
     tcase_add_test(tc, test_fault_list_limit);
     tcase_add_test(tc, test_fault_kernel_fifo);
+    tcase_add_test(tc, test_fault_scratch_retry);
+    tcase_add_test(tc, test_fault_scratch_grow);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -117,6 +117,7 @@ STATUS_FN(clReleaseCommandQueue, (cl_command_queue q), (q))
 STATUS_FN(clFinish, (cl_command_queue q), (q))
 OBJECT_FN(cl_mem, clCreateBuffer, (cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *errcode_ret),
           (c, f, s, h, errcode_ret))
+STATUS_FN(clRetainMemObject, (cl_mem m), (m))
 STATUS_FN(clReleaseMemObject, (cl_mem m), (m))
 STATUS_FN(clEnqueueCopyBuffer,
           (cl_command_queue q, cl_mem a, cl_mem b, size_t ao, size_t bo, size_t s, cl_uint n,

@@ -217,6 +217,7 @@ static void free_impl(rg_ocl *ocl)
         return;
     if (ocl->queue)
         rg_cl.clFinish(ocl->queue);
+    rg_ocl_scratch_free(ocl);
     rg_ocl_programs_free(ocl);
     if (ocl->queue)
         rg_cl.clReleaseCommandQueue(ocl->queue);

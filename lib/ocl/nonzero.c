@@ -87,9 +87,9 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     default: p->mask.u64 = mask; break;
     }
     size_t words = n / NZ_WORD + (n % NZ_WORD != 0);
-    st = rg_ocl_temp_buffer(ctx, p->chunks * sizeof(cl_long), &p->counts);
+    st = rg_ocl_scratch(ctx, RG_SCRATCH_PARTIAL, p->chunks * sizeof(cl_long), &p->counts);
     if (st == RG_OK)
-        st = rg_ocl_temp_buffer(ctx, (words > 0 ? words : 1) * sizeof(cl_uint), &p->bits);
+        st = rg_ocl_scratch(ctx, RG_SCRATCH_BITS, words * sizeof(cl_uint), &p->bits);
     return st; /* the caller frees the plan, also on failure */
 }
 

@@ -16,7 +16,8 @@
     X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)      \
     X(clCreateContext) X(clReleaseContext)                                             \
     X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
-    X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueCopyBuffer)                     \
+    X(clCreateBuffer) X(clRetainMemObject) X(clReleaseMemObject)                       \
+    X(clEnqueueCopyBuffer)                                                             \
     X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
@@ -44,6 +45,16 @@ RG_HIDDEN rg_status rg_cl_fail(rg_context *ctx, cl_int err, bool alloc, const ch
 
 typedef struct rg_ocl_program rg_ocl_program;
 
+/* The temporary device buffers of an op, by role: one op never needs two
+ * of one role at once. */
+typedef enum rg_ocl_scratch_role {
+    RG_SCRATCH_BOUNDS,  /* where each merge-path tile starts */
+    RG_SCRATCH_PARTIAL, /* a partial result per chunk, tile or piece */
+    RG_SCRATCH_RECORDS, /* a merge-path reduction's carries per chunk */
+    RG_SCRATCH_BITS,    /* nonzero's bitmask */
+    RG_SCRATCH_ROLES
+} rg_ocl_scratch_role;
+
 /* ctx->impl of an OpenCL context. */
 typedef struct rg_ocl {
     cl_platform_id platform;
@@ -64,6 +75,8 @@ typedef struct rg_ocl {
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
     char deferred_what[160]; /* and its message */
+    cl_mem scratch[RG_SCRATCH_ROLES]; /* kept between ops (see rg_ocl_scratch) */
+    size_t scratch_bytes[RG_SCRATCH_ROLES];
 } rg_ocl;
 
 /* Work-groups never exceed this: big enough to hide latency, small enough for
@@ -113,7 +126,20 @@ RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_
 /* Work-groups for a grid-stride loop over n items, at least 1, at most cap
  * and at most the context's group_cap. */
 RG_HIDDEN size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_t cap);
-RG_HIDDEN rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out);
+/* clCreateBuffer(flags, nbytes, host); where the device or host is out of
+ * memory and the context keeps scratch buffers, it frees them and tries once
+ * more.  `what` names the buffer in the error message. */
+RG_HIDDEN rg_status rg_ocl_create_buffer(rg_context *ctx, cl_mem_flags flags, size_t nbytes,
+                                         void *host, const char *what, cl_mem *out);
+/* A temporary buffer of at least nbytes for `role`, the context's own,
+ * reused from op to op: creating one per call costs more than some ops take
+ * on GPUs, and the in-order queue runs an op's kernels after the previous
+ * op's.  The caller gets its own reference and releases it as it would a
+ * fresh buffer; its contents are undefined. */
+RG_HIDDEN rg_status rg_ocl_scratch(rg_context *ctx, rg_ocl_scratch_role role, size_t nbytes,
+                                   cl_mem *out);
+/* Drops the context's references to its scratch buffers; returns the bytes they held. */
+RG_HIDDEN size_t rg_ocl_scratch_free(rg_ocl *ocl);
 /* Blocking read of the first nbytes of mem. */
 RG_HIDDEN rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst);
 

@@ -126,12 +126,62 @@ size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_
     return groups == 0 ? 1 : groups < cap ? groups : cap;
 }
 
-rg_status rg_ocl_temp_buffer(rg_context *ctx, size_t nbytes, cl_mem *out)
+static bool out_of_memory(cl_int err)
+{
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+           err == CL_OUT_OF_HOST_MEMORY;
+}
+
+rg_status rg_ocl_create_buffer(rg_context *ctx, cl_mem_flags flags, size_t nbytes, void *host,
+                               const char *what, cl_mem *out)
 {
     rg_ocl *ocl = ctx->impl;
     cl_int err;
-    *out = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, nbytes, NULL, &err);
-    return *out ? RG_OK : rg_cl_fail(ctx, err, true, "clCreateBuffer (temporary)");
+    cl_mem mem = rg_cl.clCreateBuffer(ocl->context, flags, nbytes, host, &err);
+    if (!mem && out_of_memory(err) && rg_ocl_scratch_free(ocl) > 0)
+        mem = rg_cl.clCreateBuffer(ocl->context, flags, nbytes, host, &err);
+    if (!mem)
+        return rg_cl_fail(ctx, err, true, what);
+    *out = mem;
+    return RG_OK;
+}
+
+rg_status rg_ocl_scratch(rg_context *ctx, rg_ocl_scratch_role role, size_t nbytes, cl_mem *out)
+{
+    rg_ocl *ocl = ctx->impl;
+    nbytes = nbytes > 0 ? nbytes : 1;
+    if (ocl->scratch_bytes[role] < nbytes) {
+        /* Freed first, so that the larger one may take its memory. */
+        if (ocl->scratch[role])
+            rg_cl.clReleaseMemObject(ocl->scratch[role]);
+        ocl->scratch[role] = NULL;
+        ocl->scratch_bytes[role] = 0;
+        cl_mem mem;
+        rg_status st = rg_ocl_create_buffer(ctx, CL_MEM_READ_WRITE, nbytes, NULL,
+                                            "clCreateBuffer (temporary)", &mem);
+        if (st != RG_OK)
+            return st;
+        ocl->scratch[role] = mem;
+        ocl->scratch_bytes[role] = nbytes;
+    }
+    cl_int err = rg_cl.clRetainMemObject(ocl->scratch[role]);
+    if (err != CL_SUCCESS)
+        return rg_cl_fail(ctx, err, false, "clRetainMemObject");
+    *out = ocl->scratch[role];
+    return RG_OK;
+}
+
+size_t rg_ocl_scratch_free(rg_ocl *ocl)
+{
+    size_t freed = 0;
+    for (int r = 0; r < RG_SCRATCH_ROLES; r++) {
+        if (ocl->scratch[r]) /* the memory goes once the ops that hold it are done */
+            rg_cl.clReleaseMemObject(ocl->scratch[r]);
+        freed += ocl->scratch_bytes[r];
+        ocl->scratch[r] = NULL;
+        ocl->scratch_bytes[r] = 0;
+    }
+    return freed;
 }
 
 rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst)
@@ -172,11 +222,12 @@ static rg_status array_alloc(rg_array *a, bool zero)
                             "an array of %zu bytes exceeds the largest buffer %s allows "
                             "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu)",
                             a->nbytes, ocl->device_name, (unsigned long long)ocl->max_alloc);
-    cl_int err;
-    cl_mem mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, a->nbytes, NULL, &err);
-    if (!mem)
-        return rg_cl_fail(ctx, err, true, "clCreateBuffer");
-    rg_status st = zero ? fill_zero(ctx, mem, a->nbytes) : RG_OK;
+    cl_mem mem;
+    rg_status st = rg_ocl_create_buffer(ctx, CL_MEM_READ_WRITE, a->nbytes, NULL, "clCreateBuffer",
+                                        &mem);
+    if (st != RG_OK)
+        return st;
+    st = zero ? fill_zero(ctx, mem, a->nbytes) : RG_OK;
     if (st != RG_OK) {
         rg_cl.clReleaseMemObject(mem);
         return st;
@@ -230,14 +281,15 @@ static rg_status array_grow(rg_array *a, size_t old_capacity)
                             "growing an array to %zu bytes exceeds the largest buffer %s allows "
                             "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu)",
                             nbytes, ocl->device_name, (unsigned long long)ocl->max_alloc);
-    cl_int err;
-    cl_mem mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_WRITE, nbytes, NULL, &err);
-    if (!mem)
-        return rg_cl_fail(ctx, err, true, "clCreateBuffer (growing an array)");
-    rg_status st = fill_zero(ctx, mem, nbytes);
+    cl_mem mem;
+    rg_status st = rg_ocl_create_buffer(ctx, CL_MEM_READ_WRITE, nbytes, NULL,
+                                        "clCreateBuffer (growing an array)", &mem);
+    if (st != RG_OK)
+        return st;
+    st = fill_zero(ctx, mem, nbytes);
     if (st == RG_OK && a->dev && old_bytes > 0) {
-        err = rg_cl.clEnqueueCopyBuffer(ocl->queue, (cl_mem)a->dev, mem, 0, 0, old_bytes, 0, NULL,
-                                        NULL);
+        cl_int err = rg_cl.clEnqueueCopyBuffer(ocl->queue, (cl_mem)a->dev, mem, 0, 0, old_bytes,
+                                               0, NULL, NULL);
         if (err != CL_SUCCESS)
             st = rg_cl_fail(ctx, err, true, "clEnqueueCopyBuffer (growing an array)");
     }
@@ -281,6 +333,20 @@ static rg_status finish(rg_context *ctx)
     return err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, false, "clFinish");
 }
 
+static size_t scratch_bytes(const rg_context *ctx)
+{
+    const rg_ocl *ocl = ctx->impl;
+    size_t sum = 0;
+    for (int r = 0; r < RG_SCRATCH_ROLES; r++)
+        sum += ocl->scratch_bytes[r];
+    return sum;
+}
+
+static void scratch_free(rg_context *ctx)
+{
+    rg_ocl_scratch_free(ctx->impl);
+}
+
 /* ---- offsets.cl: checks, lengths, totals ---------------------------------- */
 
 static rg_status offsets_kernel(rg_context *ctx, rg_dtype in, rg_dtype out, const char *name,
@@ -315,7 +381,7 @@ static rg_status partials(rg_context *ctx, const rg_ocl_kernel *k, cl_mem in, cl
 {
     cl_mem out = NULL;
     kernel_arg args[] = {ARG(in), ARG(n), LOCAL_ARG(k->group * sizeof(cl_long)), ARG(out)};
-    rg_status st = rg_ocl_temp_buffer(ctx, groups * fields * sizeof(cl_long), &out);
+    rg_status st = rg_ocl_scratch(ctx, RG_SCRATCH_PARTIAL, groups * fields * sizeof(cl_long), &out);
     if (st == RG_OK)
         st = rg_ocl_launch(ctx, k, groups, k->group, args, NARGS(args));
     if (st == RG_OK)
@@ -473,7 +539,7 @@ static rg_status scan_prepare(rg_context *ctx, rg_dtype in_type, rg_dtype out_ty
     p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     p->count = n / p->chunk + (n % p->chunk != 0);
     p->n = n;
-    return rg_ocl_temp_buffer(ctx, p->count * sizeof(cl_long), &p->partial);
+    return rg_ocl_scratch(ctx, RG_SCRATCH_PARTIAL, p->count * sizeof(cl_long), &p->partial);
 }
 
 /* out[i + shift] = in[0] op ... op in[i] for i < n; shift 1 also writes
@@ -580,7 +646,7 @@ static rg_status by_merge_path(seg_job *job)
     size_t steps = job->nsegs + job->nelems;
     size_t tiles = steps / tile + (steps % tile != 0);
     cl_mem bounds = NULL;
-    st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
+    st = rg_ocl_scratch(job->ctx, RG_SCRATCH_BOUNDS, (tiles + 1) * sizeof(cl_ulong), &bounds);
     kernel_arg bounds_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(tile),
                                 ARG(bounds)};
     kernel_arg args[] = {ARG(job->o),   ARG(job->nsegs),
@@ -714,6 +780,8 @@ const rg_ops rg_ocl_ops = {
     .array_fill = array_fill,
     .array_copy = array_copy,
     .finish = finish,
+    .scratch_bytes = scratch_bytes,
+    .scratch_free = scratch_free,
     .offsets_check = offsets_check,
     .lengths = lengths,
     .lengths_total = lengths_total,

@@ -121,7 +121,7 @@ static rg_status by_segment(const reduce_job *job)
     cl_mem partial = NULL;
     cl_ulong npieces = job->nelems / PIECE + (job->nelems % PIECE != 0);
     if (st == RG_OK && cut)
-        st = rg_ocl_temp_buffer(job->ctx, npieces * ACC_BYTES(job->cls), &partial);
+        st = rg_ocl_scratch(job->ctx, RG_SCRATCH_PARTIAL, npieces * ACC_BYTES(job->cls), &partial);
     kernel_arg args[] = {ARG(job->x),     ARG(job->o32), ARG(job->o64), ARG(job->wide),
                          ARG(job->nsegs), ARG(job->op),  ARG(job->out)};
     if (st == RG_OK)
@@ -216,9 +216,9 @@ static rg_status by_merge_path(const reduce_job *job)
                                ARG(job->out),     ARG(records),
                                LOCAL_ARG(group * acc_bytes),
                                LOCAL_ARG(group * sizeof(cl_int))};
-    st = rg_ocl_temp_buffer(job->ctx, nchunks * CHUNK_BYTES, &records);
+    st = rg_ocl_scratch(job->ctx, RG_SCRATCH_RECORDS, nchunks * CHUNK_BYTES, &records);
     if (st == RG_OK)
-        st = rg_ocl_temp_buffer(job->ctx, (tiles + 1) * sizeof(cl_ulong), &bounds);
+        st = rg_ocl_scratch(job->ctx, RG_SCRATCH_BOUNDS, (tiles + 1) * sizeof(cl_ulong), &bounds);
     if (st == RG_OK)
         st = rg_ocl_launch(job->ctx, &bounds_k,
                            rg_ocl_stride_groups(job->ctx, tiles + 1, bounds_k.group,
