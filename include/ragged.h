@@ -115,16 +115,21 @@ RG_API rg_status rg_context_transfers(const rg_context *ctx, uint64_t *bytes_up,
                                       uint64_t *bytes_down);
 RG_API void rg_context_reset_transfers(rg_context *ctx);
 
-/* Temporary device buffers.  Some OpenCL ops need device memory of their
- * own while they run: merge-path tile bounds (8 bytes per 2048 elements and
- * segments), per-chunk partials, nonzero's bitmask (one bit per element).
- * The context keeps these buffers for the next call, one per role and as
- * large as the largest call needed, since creating them on every call costs
- * GPUs more than some ops take.  rg_context_scratch_bytes says how many
- * bytes it keeps (0 on OpenMP, which keeps none); rg_context_free_scratch
- * frees them now (the next op that needs one makes it again).  They are also
- * freed by rg_context_free, and whenever creating a device buffer fails for
- * want of memory, before the one retry that follows. */
+/* Memory a context keeps from call to call, for reuse:
+ * - OpenCL: the temporary device buffers some ops need while they run
+ *   (merge-path tile bounds, 8 bytes per 2048 elements and segments;
+ *   per-chunk partials; nonzero's bitmask, one bit per element), one per
+ *   role and as large as the largest call needed; and the device buffer of
+ *   the largest array freed last (1 MiB to 1 GiB), which the next array of
+ *   that size or up to a fifth smaller takes over.  Making these buffers
+ *   afresh on every call costs GPUs about as much as some ops take.
+ * - OpenMP: the memory of the largest array freed last (32 MiB to 1 GiB,
+ *   Linux), which the next large array whose contents are overwritten
+ *   anyway (rg_nonzero's result, rg_array_from_host) takes over.
+ * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
+ * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
+ * also freed by rg_context_free, and on OpenCL whenever creating a device
+ * buffer fails for want of memory, before the one retry that follows. */
 RG_API size_t rg_context_scratch_bytes(const rg_context *ctx);
 RG_API rg_status rg_context_free_scratch(rg_context *ctx);
 

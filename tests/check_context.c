@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,7 +288,7 @@ END_TEST
 /* The temporaries OpenCL ops keep from call to call (merge-path bounds,
  * partials, nonzero's bitmask): ops of growing and shrinking sizes in turn
  * reuse them and stay right, rg_context_free_scratch frees them, and the
- * next ops make them again.  OpenMP keeps none. */
+ * next ops make them again.  OpenMP keeps none for arrays this small. */
 START_TEST(test_scratch_reuse)
 {
     TEST_CONTEXT(ctx, test_backend_plain(_i));
@@ -360,6 +361,60 @@ START_TEST(test_scratch_reuse)
 }
 END_TEST
 
+/* The storage of the largest array freed last is kept and taken over by
+ * the next array of its size: a zero-filled one still reads as zeros, one
+ * from the host reads as its values; rg_context_free_scratch frees it. */
+START_TEST(test_scratch_spare)
+{
+    TEST_CONTEXT(ctx, _i);
+    enum { N = 5 << 20 }; /* 40 MiB of int64: kept by both backends */
+    bool opencl = rg_context_backend(ctx) == RG_BACKEND_OPENCL;
+#ifdef __linux__
+    bool keeps = true; /* OpenMP maps large arrays, and keeps a mapping, on Linux */
+#else
+    bool keeps = opencl;
+#endif
+    int64_t *vals = malloc(N * sizeof *vals);
+    ck_assert_ptr_nonnull(vals);
+    for (size_t k = 0; k < N; k++)
+        vals[k] = (int64_t)(k * 2654435761u % 1000003u) + 1; /* never 0 */
+    rg_array *a = test_array_from_i64(ctx, RG_INT64, vals, N);
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    rg_array_free(a);
+    size_t kept = rg_context_scratch_bytes(ctx);
+    if (keeps)
+        ck_assert_msg(kept >= (size_t)N * 8, "kept %zu bytes of a freed 40 MiB array", kept);
+    else
+        ck_assert_uint_eq(kept, 0);
+
+    rg_array *small = test_array_filled(ctx, RG_INT64, 10, 3);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), kept); /* too small to take it */
+    rg_array *z = NULL;
+    ck_assert_int_eq(rg_array_create(&z, ctx, RG_INT64, N), RG_OK);
+    test_expect_filled(z, 0, "a zero-filled array after a freed one");
+    if (opencl) /* OpenMP takes the spare for arrays it overwrites, not zero-filled ones */
+        ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    rg_array_free(z);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), kept);
+    rg_array *b = NULL;
+    ck_assert_int_eq(rg_array_from_host(&b, ctx, RG_INT64, vals, N), RG_OK);
+    if (keeps)
+        ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    int64_t *got = test_read_i64(b);
+    test_expect_i64(got, vals, N, "an array from the host after a freed one");
+    free(got);
+    rg_array_free(b);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), kept);
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    test_expect_filled(small, 3, "a small array");
+    rg_array_free(small);
+    free(vals);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *context_suite(void)
 {
     Suite *s = suite_create("context");
@@ -370,6 +425,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_free_null);
     tcase_add_test(tc, test_create_bad_args);
     tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_scratch_spare, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("strings");

@@ -77,6 +77,8 @@ typedef struct rg_ocl {
     char deferred_what[160]; /* and its message */
     cl_mem scratch[RG_SCRATCH_ROLES]; /* kept between ops (see rg_ocl_scratch) */
     size_t scratch_bytes[RG_SCRATCH_ROLES];
+    cl_mem spare;            /* the buffer of the largest array freed last (ops.c) */
+    size_t spare_bytes;      /* at least this many bytes */
 } rg_ocl;
 
 /* Work-groups never exceed this: big enough to hide latency, small enough for
@@ -138,7 +140,8 @@ RG_HIDDEN rg_status rg_ocl_create_buffer(rg_context *ctx, cl_mem_flags flags, si
  * fresh buffer; its contents are undefined. */
 RG_HIDDEN rg_status rg_ocl_scratch(rg_context *ctx, rg_ocl_scratch_role role, size_t nbytes,
                                    cl_mem *out);
-/* Drops the context's references to its scratch buffers; returns the bytes they held. */
+/* Drops the context's references to its scratch buffers and its spare
+ * array buffer; returns the bytes they held. */
 RG_HIDDEN size_t rg_ocl_scratch_free(rg_ocl *ocl);
 /* Blocking read of the first nbytes of mem. */
 RG_HIDDEN rg_status rg_ocl_read_back(rg_context *ctx, cl_mem mem, size_t nbytes, void *dst);

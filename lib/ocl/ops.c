@@ -181,6 +181,11 @@ size_t rg_ocl_scratch_free(rg_ocl *ocl)
         ocl->scratch[r] = NULL;
         ocl->scratch_bytes[r] = 0;
     }
+    if (ocl->spare)
+        rg_cl.clReleaseMemObject(ocl->spare);
+    freed += ocl->spare_bytes;
+    ocl->spare = NULL;
+    ocl->spare_bytes = 0;
     return freed;
 }
 
@@ -210,6 +215,39 @@ static rg_status fill_zero(rg_context *ctx, cl_mem mem, size_t nbytes)
 
 /* ---- arrays --------------------------------------------------------------- */
 
+/* The buffer of the largest array freed last, from SPARE_MIN to SPARE_MAX
+ * bytes, is kept for the next array of about its size: a result made in a
+ * loop (rg_nonzero's, rg_array_from_host's) then skips a device allocation
+ * per call, which for large buffers costs GPUs about as much as the op
+ * (CuPy pools its memory for the same reason).  Only arrays of at least
+ * 4/5 of the spare take it, so that little of it lies unused. */
+#define SPARE_MIN ((size_t)1 << 20)
+#define SPARE_MAX ((size_t)1 << 30)
+
+static cl_mem take_spare(rg_ocl *ocl, size_t nbytes)
+{
+    if (!ocl->spare || nbytes < SPARE_MIN || ocl->spare_bytes < nbytes ||
+        ocl->spare_bytes - nbytes > ocl->spare_bytes / 5)
+        return NULL;
+    cl_mem mem = ocl->spare;
+    ocl->spare = NULL;
+    ocl->spare_bytes = 0;
+    return mem;
+}
+
+/* Keeps mem (at least nbytes) as the spare if it is the larger; releases the other. */
+static void keep_spare(rg_ocl *ocl, cl_mem mem, size_t nbytes)
+{
+    if (nbytes < SPARE_MIN || nbytes > SPARE_MAX || nbytes < ocl->spare_bytes) {
+        rg_cl.clReleaseMemObject(mem);
+        return;
+    }
+    if (ocl->spare)
+        rg_cl.clReleaseMemObject(ocl->spare);
+    ocl->spare = mem;
+    ocl->spare_bytes = nbytes;
+}
+
 static rg_status array_alloc(rg_array *a, bool zero)
 {
     rg_context *ctx = a->ctx;
@@ -222,14 +260,15 @@ static rg_status array_alloc(rg_array *a, bool zero)
                             "an array of %zu bytes exceeds the largest buffer %s allows "
                             "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu)",
                             a->nbytes, ocl->device_name, (unsigned long long)ocl->max_alloc);
-    cl_mem mem;
-    rg_status st = rg_ocl_create_buffer(ctx, CL_MEM_READ_WRITE, a->nbytes, NULL, "clCreateBuffer",
-                                        &mem);
+    cl_mem mem = take_spare(ocl, a->nbytes);
+    rg_status st = mem ? RG_OK
+                       : rg_ocl_create_buffer(ctx, CL_MEM_READ_WRITE, a->nbytes, NULL,
+                                              "clCreateBuffer", &mem);
     if (st != RG_OK)
         return st;
     st = zero ? fill_zero(ctx, mem, a->nbytes) : RG_OK;
     if (st != RG_OK) {
-        rg_cl.clReleaseMemObject(mem);
+        keep_spare(ocl, mem, a->nbytes);
         return st;
     }
     a->dev = mem;
@@ -238,8 +277,8 @@ static rg_status array_alloc(rg_array *a, bool zero)
 
 static void array_release(rg_array *a)
 {
-    if (a->dev)
-        rg_cl.clReleaseMemObject((cl_mem)a->dev);
+    if (a->dev) /* the queue is in order: a later op's use of it follows this one's */
+        keep_spare(ocl_of(a), (cl_mem)a->dev, a->nbytes);
     a->dev = NULL;
 }
 
@@ -336,7 +375,7 @@ static rg_status finish(rg_context *ctx)
 static size_t scratch_bytes(const rg_context *ctx)
 {
     const rg_ocl *ocl = ctx->impl;
-    size_t sum = 0;
+    size_t sum = ocl->spare_bytes;
     for (int r = 0; r < RG_SCRATCH_ROLES; r++)
         sum += ocl->scratch_bytes[r];
     return sum;

@@ -1045,7 +1045,13 @@ size_t rg_omp_spare_bytes(const rg_context *ctx)
 #endif
 }
 
-static void omp_destroy(rg_context *ctx)
+static size_t omp_scratch_bytes(const rg_context *ctx)
+{
+    return rg_omp_spare_bytes(ctx);
+}
+
+/* The spare mapping is all an OpenMP context keeps. */
+static void omp_scratch_free(rg_context *ctx)
 {
 #ifdef RG_OMP_MAP_MIN
     if (ctx->impl)
@@ -1054,6 +1060,11 @@ static void omp_destroy(rg_context *ctx)
 #else
     (void)ctx; /* no private state */
 #endif
+}
+
+static void omp_destroy(rg_context *ctx)
+{
+    omp_scratch_free(ctx);
 }
 
 static rg_status omp_array_alloc(rg_array *a, bool zero)
@@ -1466,6 +1477,8 @@ static const rg_ops omp_ops = {
     .array_fill = omp_array_fill,
     .array_copy = omp_array_copy,
     .finish = omp_finish,
+    .scratch_bytes = omp_scratch_bytes,
+    .scratch_free = omp_scratch_free,
     .offsets_check = omp_offsets_check,
     .lengths = omp_lengths,
     .lengths_total = omp_lengths_total,
