@@ -180,12 +180,17 @@ RG_API rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype
 /* A new array holding a copy of data[0 .. length). */
 RG_API rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
                                     const void *data, size_t length);
-/* Frees the array (NULL is allowed).  On the OpenMP backend the storage of
- * an array of 32 MiB or more is kept by its context: the largest one freed
- * last, up to 1 GiB.  The context's next large array that is written whole
- * before use (a result such as rg_nonzero's, or rg_array_from_host) takes
- * it, so it does not pay for the kernel zeroing fresh pages on first touch.
- * rg_context_free gives it back. */
+/* Frees the array (NULL is allowed); free every array before its context.
+ * The context keeps the storage of the largest array freed last for its
+ * next array of about that size (see rg_context_scratch_bytes):
+ * - OpenMP: arrays of 32 MiB to 1 GiB, taken by the next large array that
+ *   is written whole before use (a result such as rg_nonzero's, or
+ *   rg_array_from_host), so that it does not pay for the kernel zeroing
+ *   fresh pages on first touch;
+ * - OpenCL: device buffers of 1 MiB to 1 GiB, taken by the next array of
+ *   that size or up to a fifth smaller, which then skips a device
+ *   allocation.
+ * rg_context_free_scratch and rg_context_free give it back. */
 RG_API void rg_array_free(rg_array *array);
 
 /* Copies src[0 .. count) into elements [start, start + count). */
