@@ -261,6 +261,34 @@ START_TEST(test_nonzero_dtypes)
 }
 END_TEST
 
+/* Work-groups of 1 to 32 work-items (RAGGED_OPENCL_MAX_GROUP_SIZE), as on a
+ * device with a small limit, on OpenCL with both kernel variants: below 32
+ * the GPUs' count kernel gives way to whole words per work-item.  Inputs
+ * of many tiles and chunks, every element size, 1 to 3 dimensions. */
+START_TEST(test_nonzero_small_groups)
+{
+    static const char *const sizes[] = {"1", "2", "8", "32"};
+    int backend = _i / 4 ? test_backend_plain(TEST_NBACKENDS + 1) : TEST_BACKEND_OPENCL;
+    test_unsetenv("RAGGED_OPENCL_MAX_GROUPS");
+    test_setenv("RAGGED_OPENCL_MAX_GROUP_SIZE", sizes[_i % 4]);
+    TEST_CONTEXT(ctx, backend);
+    static const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_FLOAT32, RG_FLOAT64};
+    const int64_t flat[1] = {70001}, cube[3] = {13, 61, 89};
+    for (size_t t = 0; t < 4; t++) {
+        for (size_t d = 1; d < 4; d++) { /* 1%, 50%, 99% */
+            char what[64];
+            snprintf(what, sizeof what, "work-groups of at most %s, density %d/1000",
+                     sizes[_i % 4], densities[d]);
+            unsigned char *buf = gen_input(types[t], 70601, densities[d], 40 + t * 4 + d);
+            check_nonzero(ctx, types[t], buf, 70001, flat, 1, what);
+            check_nonzero(ctx, types[t], buf, 70577, cube, 3, what);
+            free(buf);
+        }
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- shapes: 1 to 8 dimensions and more, size-1 and size-0 ---------------- */
 
 START_TEST(test_nonzero_shapes)
@@ -909,6 +937,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_shapes, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nonzero_special, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_nonzero_big, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_nonzero_small_groups, 0, 8);
     tcase_add_loop_test(tc, test_nonzero_parts, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_kept, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_sparse_big, 0, TEST_NBACKENDS);

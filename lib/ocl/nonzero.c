@@ -54,22 +54,27 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
 {
     rg_context *ctx = a->ctx;
     size_t size = rg_dtype_size(a->dtype);
-    char options[64];
     rg_ocl *ocl = ctx->impl;
-    snprintf(options, sizeof options, "-DT=%s -DWORD_PER_ITEM=%d", bits_type(size),
-             ocl->cpu_kernels);
     p->counts = p->bits = NULL;
-    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
-    if (st == RG_OK && write)
-        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_write", &p->write);
-    if (st != RG_OK)
-        return st;
-    p->group = p->count.group;
-    if (write && p->write.group < p->group)
-        p->group = p->write.group;
-    if (p->group < NZ_WORD) /* powers of two: from 32 on, multiples of a word */
-        return rg_set_error(ctx, RG_EDEVICE, "OpenCL backend: nonzero needs work-groups of "
-                            "%d work-items, the device allows %zu", NZ_WORD, p->group);
+    /* The coalesced tiles of nz_count transpose blocks of 32 work-items;
+     * with smaller work-groups each work-item makes whole words instead,
+     * as on CPU devices (nz_write takes any group size). */
+    rg_status st = RG_OK;
+    for (int per_item = ocl->cpu_kernels; per_item <= 1; per_item++) {
+        char options[64];
+        snprintf(options, sizeof options, "-DT=%s -DWORD_PER_ITEM=%d", bits_type(size),
+                 per_item);
+        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_count", &p->count);
+        if (st == RG_OK && write)
+            st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_write", &p->write);
+        if (st != RG_OK)
+            return st;
+        p->group = p->count.group;
+        if (write && p->write.group < p->group)
+            p->group = p->write.group;
+        if (per_item || p->group >= NZ_WORD) /* powers of two: from 32 on, whole words */
+            break;
+    }
     /* Chunks of whole tiles (of whole words). */
     size_t n = a->length, tile = p->group * NZ_WORD;
     size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
