@@ -394,6 +394,19 @@ START_TEST(test_fault_scratch_grow)
                   rg_context_scratch_bytes(ctx), kept);
     ck_assert_int_eq(rg_parents(small, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
     expect_values(small, four_parents, 9, "small merge-path parents with the larger bounds");
+
+    /* The op's own reference to a kept buffer cannot be taken. */
+    ck_assert_int_eq(rg_array_fill(big, &(int64_t){-7}), RG_OK);
+    rg_context_finish(ctx);
+    arm("clRetainMemObject", 0, CL_OUT_OF_RESOURCES);
+    st = rg_parents(big, big_o, RG_STRATEGY_MERGE_PATH, NULL);
+    ck_assert_msg(st == RG_EDEVICE, "merge path, bounds not retained: %d %s", (int)st,
+                  rg_context_error(ctx));
+    ck_assert_msg(test_contains(rg_context_error(ctx), "clRetainMemObject"), "message: %s",
+                  rg_context_error(ctx));
+    test_expect_filled(big, -7, "output after the failed retain");
+    ck_assert_int_eq(rg_parents(big, big_o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    expect_values(big, parents, nelems, "merge-path parents after the failed retain");
     free(off);
     free(parents);
     rg_array_free(small);
