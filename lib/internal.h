@@ -47,8 +47,9 @@ typedef struct rg_ops {
     rg_status (*array_copy)(rg_array *dst, const rg_array *src);
     /* Waits for all queued work. */
     rg_status (*finish)(rg_context *ctx);
-    /* Device memory kept between ops for their temporaries, and freeing it
-     * (NULL where a backend keeps none). */
+    /* The bytes a backend keeps from call to call for reuse (temporaries,
+     * the storage of an array freed last), and freeing them; NULL where a
+     * backend keeps none (see rg_context_scratch_bytes). */
     size_t (*scratch_bytes)(const rg_context *ctx);
     void (*scratch_free)(rg_context *ctx);
 
