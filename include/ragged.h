@@ -128,8 +128,10 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   anyway (rg_nonzero's result, rg_array_from_host) takes over.
  * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
  * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
- * also freed by rg_context_free, and on OpenCL whenever creating a device
- * buffer fails for want of memory, before the one retry that follows. */
+ * also freed by rg_context_free, and on OpenCL whenever clCreateBuffer
+ * reports that memory ran out, before the one retry that follows (drivers
+ * that allocate at a buffer's first use, NVIDIA's among them, may report
+ * it at a launch instead, with no retry: free the scratch, then call again). */
 RG_API size_t rg_context_scratch_bytes(const rg_context *ctx);
 RG_API rg_status rg_context_free_scratch(rg_context *ctx);
 

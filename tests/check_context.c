@@ -411,6 +411,25 @@ START_TEST(test_scratch_spare)
     test_expect_filled(small, 3, "a small array");
     rg_array_free(small);
     free(vals);
+
+    /* OpenCL: an array of up to a fifth less takes the spare; freed, the
+     * spare is the whole buffer again, not the array's bytes, so a much
+     * smaller array never takes it over. */
+    if (opencl) {
+        static const size_t mib[] = {10, 9, 8, 7, 6};
+        for (size_t j = 0; j < sizeof mib / sizeof *mib; j++) {
+            size_t bytes = mib[j] << 20;
+            ck_assert_int_eq(rg_array_create(&z, ctx, RG_UINT8, bytes), RG_OK);
+            bool took = j > 0 && j < 3;
+            ck_assert_msg(rg_context_scratch_bytes(ctx) == (took || j == 0 ? 0 : (size_t)10 << 20),
+                          "%zu MiB array: %zu bytes kept", mib[j], rg_context_scratch_bytes(ctx));
+            test_expect_filled(z, 0, "a zero-filled array");
+            rg_array_free(z);
+            ck_assert_msg(rg_context_scratch_bytes(ctx) == (size_t)10 << 20,
+                          "after freeing %zu MiB: %zu bytes kept", mib[j],
+                          rg_context_scratch_bytes(ctx));
+        }
+    }
     rg_context_free(ctx);
 }
 END_TEST

@@ -118,6 +118,8 @@ STATUS_FN(clFinish, (cl_command_queue q), (q))
 OBJECT_FN(cl_mem, clCreateBuffer, (cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *errcode_ret),
           (c, f, s, h, errcode_ret))
 STATUS_FN(clRetainMemObject, (cl_mem m), (m))
+STATUS_FN(clGetMemObjectInfo, (cl_mem m, cl_mem_info i, size_t n, void *v, size_t *r),
+          (m, i, n, v, r))
 STATUS_FN(clReleaseMemObject, (cl_mem m), (m))
 STATUS_FN(clEnqueueCopyBuffer,
           (cl_command_queue q, cl_mem a, cl_mem b, size_t ao, size_t bo, size_t s, cl_uint n,

@@ -142,13 +142,13 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                               cl_ulong rows, rg_array *out)
 {
     rg_context *ctx = a->ctx;
-    rg_ocl *ocl = ctx->impl;
-    cl_int err;
     /* Copied at creation: no transfer is enqueued and no wait is needed for it. */
-    cl_mem shape_mem = rg_cl.clCreateBuffer(ocl->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                            ndim * sizeof(cl_long), (void *)shape, &err);
-    if (!shape_mem)
-        return rg_cl_fail(ctx, err, true, "clCreateBuffer (shape)");
+    cl_mem shape_mem;
+    rg_status st = rg_ocl_create_buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        ndim * sizeof(cl_long), (void *)shape,
+                                        "clCreateBuffer (shape)", &shape_mem);
+    if (st != RG_OK)
+        return st;
     cl_mem dst = rg_ocl_mem_of(out);
     cl_uint nd = (cl_uint)ndim;
     kernel_arg args[] = {ARG(p->bits),
@@ -162,7 +162,7 @@ static rg_status launch_write(const rg_array *a, nz_plan *p, const int64_t *shap
                          LOCAL_ARG(p->group * sizeof(cl_long)),
                          LOCAL_ARG(p->group * NZ_WORD * sizeof(cl_ushort)),
                          LOCAL_ARG(ndim * sizeof(cl_long))};
-    rg_status st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
+    st = rg_ocl_launch(ctx, &p->write, p->chunks, p->group, args, NARGS(args));
     rg_cl.clReleaseMemObject(shape_mem); /* released once the kernel is done with it */
     return st;
 }

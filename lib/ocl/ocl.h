@@ -17,7 +17,7 @@
     X(clCreateContext) X(clReleaseContext)                                             \
     X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clFinish)                       \
     X(clCreateBuffer) X(clRetainMemObject) X(clReleaseMemObject)                       \
-    X(clEnqueueCopyBuffer)                                                             \
+    X(clGetMemObjectInfo) X(clEnqueueCopyBuffer)                                       \
     X(clEnqueueFillBuffer) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer)              \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
@@ -78,7 +78,7 @@ typedef struct rg_ocl {
     cl_mem scratch[RG_SCRATCH_ROLES]; /* kept between ops (see rg_ocl_scratch) */
     size_t scratch_bytes[RG_SCRATCH_ROLES];
     cl_mem spare;            /* the buffer of the largest array freed last (ops.c) */
-    size_t spare_bytes;      /* at least this many bytes */
+    size_t spare_bytes;      /* its size */
 } rg_ocl;
 
 /* Work-groups never exceed this: big enough to hide latency, small enough for

@@ -235,10 +235,14 @@ static cl_mem take_spare(rg_ocl *ocl, size_t nbytes)
     return mem;
 }
 
-/* Keeps mem (at least nbytes) as the spare if it is the larger; releases the other. */
-static void keep_spare(rg_ocl *ocl, cl_mem mem, size_t nbytes)
+/* Keeps mem as the spare if it is the larger; releases the other.  Its
+ * size is the buffer's own: an array may hold a larger buffer than its
+ * length needs (a spare it took, a capacity it grew to, a shrink in place). */
+static void keep_spare(rg_ocl *ocl, cl_mem mem)
 {
-    if (nbytes < SPARE_MIN || nbytes > SPARE_MAX || nbytes < ocl->spare_bytes) {
+    size_t nbytes = 0;
+    if (rg_cl.clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof nbytes, &nbytes, NULL) != CL_SUCCESS ||
+        nbytes < SPARE_MIN || nbytes > SPARE_MAX || nbytes < ocl->spare_bytes) {
         rg_cl.clReleaseMemObject(mem);
         return;
     }
@@ -268,7 +272,7 @@ static rg_status array_alloc(rg_array *a, bool zero)
         return st;
     st = zero ? fill_zero(ctx, mem, a->nbytes) : RG_OK;
     if (st != RG_OK) {
-        keep_spare(ocl, mem, a->nbytes);
+        keep_spare(ocl, mem);
         return st;
     }
     a->dev = mem;
@@ -278,7 +282,7 @@ static rg_status array_alloc(rg_array *a, bool zero)
 static void array_release(rg_array *a)
 {
     if (a->dev) /* the queue is in order: a later op's use of it follows this one's */
-        keep_spare(ocl_of(a), (cl_mem)a->dev, a->nbytes);
+        keep_spare(ocl_of(a), (cl_mem)a->dev);
     a->dev = NULL;
 }
 

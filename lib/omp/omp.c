@@ -1023,7 +1023,8 @@ static void *take_spare(rg_context *ctx, size_t len)
 static void keep_spare(rg_context *ctx, void *p, size_t len)
 {
     void *spare = ctx->impl;
-    if (len > RG_OMP_SPARE_MAX || (spare && spare_length(spare) >= len)) {
+    /* Below RG_OMP_MAP_MIN (an array shrunk in place) no array would take it. */
+    if (len < RG_OMP_MAP_MIN || len > RG_OMP_SPARE_MAX || (spare && spare_length(spare) >= len)) {
         munmap(p, len);
         return;
     }
@@ -1037,8 +1038,7 @@ static void keep_spare(rg_context *ctx, void *p, size_t len)
 size_t rg_omp_spare_bytes(const rg_context *ctx)
 {
 #ifdef RG_OMP_MAP_MIN
-    size_t len = ctx->impl ? spare_length(ctx->impl) : 0;
-    return len >= RG_OMP_MAP_MIN ? len : 0; /* smaller arrays are malloc'd, not mapped */
+    return ctx->impl ? spare_length(ctx->impl) : 0; /* never under RG_OMP_MAP_MIN */
 #else
     (void)ctx;
     return 0;
