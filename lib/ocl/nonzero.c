@@ -60,7 +60,8 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
      * with smaller work-groups each work-item makes whole words instead,
      * as on CPU devices (nz_write takes any group size). */
     rg_status st = RG_OK;
-    for (int per_item = ocl->cpu_kernels; per_item <= 1; per_item++) {
+    int first = ocl->cpu_kernels || ocl->max_group < NZ_WORD; /* a kernel may allow fewer */
+    for (int per_item = first; per_item <= 1; per_item++) {
         char options[64];
         snprintf(options, sizeof options, "-DT=%s -DWORD_PER_ITEM=%d", bits_type(size),
                  per_item);
