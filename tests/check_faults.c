@@ -417,6 +417,47 @@ START_TEST(test_fault_scratch_grow)
 }
 END_TEST
 
+/* Kernels whose own work-group limit is under 32 on a device allowing more
+ * (many registers): nonzero's count pass built for GPUs then gives way to
+ * whole words per work-item, and the results stay right. */
+START_TEST(test_fault_nonzero_kernel_group)
+{
+    test_setenv("RAGGED_OPENCL_CPU_KERNELS", "0"); /* the GPUs' kernels, tiles first */
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    void *shim = dlopen(getenv("RAGGED_TEST_CLFAIL"), RTLD_NOW | RTLD_LOCAL);
+    ck_assert_ptr_nonnull(shim);
+    void (*cap)(size_t) = (void (*)(size_t))dlsym(shim, "clfail_kernel_group");
+    ck_assert_ptr_nonnull(cap);
+    cap(16);
+    enum { N = 100003 };
+    int64_t *vals = malloc(N * sizeof *vals), *want = malloc(N * sizeof *want);
+    ck_assert(vals && want);
+    int64_t nnz = 0;
+    for (int64_t k = 0; k < N; k++) {
+        vals[k] = (k * 7919) % 3 == 0 ? 0 : k;
+        if (vals[k] != 0)
+            want[nnz++] = k;
+    }
+    rg_array *a = test_array_from_i64(ctx, RG_INT64, vals, N);
+    rg_array *coords = NULL;
+    int64_t got_nnz = -1, shape = N;
+    rg_status st = rg_nonzero(&coords, &got_nnz, a, &shape, 1, -1);
+    ck_assert_msg(st == RG_OK, "nonzero with kernels of 16 work-items: %d %s", (int)st,
+                  rg_context_error(ctx));
+    ck_assert_int_eq(got_nnz, nnz);
+    expect_values(coords, want, (size_t)nnz, "nonzero with kernels of 16 work-items");
+    rg_array_free(coords);
+    cap(0);
+    free(want);
+    free(vals);
+    rg_array_free(a);
+    rg_context_free(ctx);
+    dlclose(shim);
+}
+END_TEST
+
 /* A FIFO named like a kernel file in an earlier folder of the kernel path
  * is passed over (opening it must not wait for a writer). */
 START_TEST(test_fault_kernel_fifo)
@@ -459,6 +500,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_kernel_fifo);
     tcase_add_test(tc, test_fault_scratch_retry);
     tcase_add_test(tc, test_fault_scratch_grow);
+    tcase_add_test(tc, test_fault_nonzero_kernel_group);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,7 @@
  * RAGGED_OPENCL_LIBRARY, it passes every call the library makes on to the
  * real libOpenCL.so.1, except those a test arms to fail.  Tests reach it by
  * dlopen on the same path (the same handle as the library's) and call
- * clfail_arm / clfail_max_alloc. */
+ * clfail_arm / clfail_max_alloc / clfail_kernel_group. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <dlfcn.h>
@@ -18,6 +18,7 @@ static struct {
     cl_int err;
 } armed[4] = {{"", -1, 0}, {"", -1, 0}, {"", -1, 0}, {"", -1, 0}};
 static cl_ulong fake_max_alloc;
+static size_t kernel_group_cap;
 
 static void *real(const char *name)
 {
@@ -52,6 +53,14 @@ CLFAIL_API void clfail_max_alloc(cl_ulong bytes);
 CLFAIL_API void clfail_max_alloc(cl_ulong bytes)
 {
     fake_max_alloc = bytes;
+}
+
+/* CL_KERNEL_WORK_GROUP_SIZE reads as at most bytes work-items (0: the
+ * kernel's own), as for kernels that need many registers. */
+CLFAIL_API void clfail_kernel_group(size_t items);
+CLFAIL_API void clfail_kernel_group(size_t items)
+{
+    kernel_group_cap = items;
 }
 
 static int fails(const char *name, cl_int *err)
@@ -158,9 +167,20 @@ OBJECT_FN(cl_kernel, clCreateKernel, (cl_program p, const char *n, cl_int *errco
           (p, n, errcode_ret))
 STATUS_FN(clReleaseKernel, (cl_kernel k), (k))
 STATUS_FN(clSetKernelArg, (cl_kernel k, cl_uint i, size_t s, const void *v), (k, i, s, v))
-STATUS_FN(clGetKernelWorkGroupInfo,
-          (cl_kernel k, cl_device_id d, cl_kernel_work_group_info i, size_t s, void *v, size_t *r),
-          (k, d, i, s, v, r))
+CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
+                                                         cl_kernel_work_group_info i, size_t s,
+                                                         void *v, size_t *r)
+{
+    cl_int err;
+    if (fails("clGetKernelWorkGroupInfo", &err))
+        return err;
+    err = ((__typeof__(&clGetKernelWorkGroupInfo))real("clGetKernelWorkGroupInfo"))(k, d, i, s,
+                                                                                   v, r);
+    if (err == CL_SUCCESS && i == CL_KERNEL_WORK_GROUP_SIZE && kernel_group_cap && v &&
+        s == sizeof(size_t) && *(size_t *)v > kernel_group_cap)
+        *(size_t *)v = kernel_group_cap;
+    return err;
+}
 STATUS_FN(clEnqueueNDRangeKernel,
           (cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *o, const size_t *g,
            const size_t *l, cl_uint n, const cl_event *w, cl_event *e),
