@@ -295,22 +295,6 @@ START_TEST(test_fault_list_limit)
 }
 END_TEST
 
-/* Offsets of n segments of lengths 0, 1, 2, ... (mod 7) and their parents. */
-static void sevens(size_t nsegs, int64_t **off, int64_t **parents, size_t *nelems)
-{
-    *off = malloc((nsegs + 1) * sizeof **off);
-    ck_assert_ptr_nonnull(*off);
-    (*off)[0] = 0;
-    for (size_t i = 0; i < nsegs; i++)
-        (*off)[i + 1] = (*off)[i] + (int64_t)(i % 7);
-    *nelems = (size_t)(*off)[nsegs];
-    *parents = malloc((*nelems ? *nelems : 1) * sizeof **parents);
-    ck_assert_ptr_nonnull(*parents);
-    for (size_t i = 0; i < nsegs; i++)
-        for (int64_t k = (*off)[i]; k < (*off)[i + 1]; k++)
-            (*parents)[k] = (int64_t)i;
-}
-
 /* The scratch buffers an op keeps for the next: freed, and a failed
  * allocation tried again, when an allocation runs out of memory; not when
  * none are kept. */
@@ -360,9 +344,10 @@ START_TEST(test_fault_scratch_grow)
     rg_context *ctx = fault_context(0);
     if (!ctx)
         return;
-    int64_t *off, *parents;
-    size_t nelems, nsegs = 40000;
-    sevens(nsegs, &off, &parents, &nelems);
+    size_t nsegs = 40000;
+    int64_t *len = test_gen_lengths(DIST_HALF_EMPTY, nsegs, 8, 3);
+    int64_t *off = ref_offsets(len, nsegs), *parents = ref_parents(off, nsegs);
+    size_t nelems = (size_t)off[nsegs];
     rg_array *big_o = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
     rg_array *big = test_array_filled(ctx, RG_INT64, nelems, -7);
     rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
@@ -407,6 +392,7 @@ START_TEST(test_fault_scratch_grow)
     test_expect_filled(big, -7, "output after the failed retain");
     ck_assert_int_eq(rg_parents(big, big_o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
     expect_values(big, parents, nelems, "merge-path parents after the failed retain");
+    free(len);
     free(off);
     free(parents);
     rg_array_free(small);
