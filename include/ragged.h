@@ -30,9 +30,11 @@ extern "C" {
  * modified: an op gets its kernels, programs and temporary buffers before
  * it writes, so missing or broken kernels and exhausted memory leave
  * outputs as they were.  The exception is the OpenCL runtime failing in the
- * middle of an op (a launch or read-back failing after the op's first
- * kernel or fill was queued; RG_EDEVICE): outputs may then be partly
- * written, and should be taken as lost.  Output parameters come first, and an output array may not be
+ * middle of an op, after the op queued a kernel, fill or copy that writes
+ * its output: the status is then RG_EDEVICE whatever failed (memory
+ * included), the message says that the output may be partly written, and
+ * it should be taken as lost.  RG_EDEVMEM and RG_ENOMEM always leave
+ * outputs as they were.  Output parameters come first, and an output array may not be
  * one of the call's inputs (RG_EINVAL; rg_array_scalar and the rg_list
  * calls change their array in place).  Every _free accepts NULL.
  * ------------------------------------------------------------------------ */

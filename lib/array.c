@@ -160,8 +160,8 @@ rg_status rg_array_fill(rg_array *array, const void *value)
         return rg_set_error(array->ctx, RG_EINVAL, "rg_array_fill: value is NULL");
     if (array->length == 0)
         return RG_OK;
-    rg_array_changed(array);
-    return array->ctx->ops->array_fill(array, value);
+    rg_op_begin(array);
+    return rg_op_end(array->ctx, array->ctx->ops->array_fill(array, value));
 }
 
 rg_status rg_array_copy(rg_array *dst, const rg_array *src)
@@ -180,8 +180,8 @@ rg_status rg_array_copy(rg_array *dst, const rg_array *src)
                             dst->length, src->length);
     if (src == dst || src->length == 0)
         return RG_OK;
-    rg_array_changed(dst);
-    return ctx->ops->array_copy(dst, src);
+    rg_op_begin(dst);
+    return rg_op_end(ctx, ctx->ops->array_copy(dst, src));
 }
 
 size_t rg_array_length(const rg_array *array)
@@ -217,6 +217,26 @@ rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value)
 void rg_array_changed(const rg_array *a)
 {
     ((rg_array *)a)->offsets_ok = false;
+}
+
+void rg_op_begin(const rg_array *out)
+{
+    rg_array_changed(out);
+    out->ctx->op_out = out;
+    out->ctx->op_wrote = false;
+}
+
+rg_status rg_op_end(rg_context *ctx, rg_status st)
+{
+    ctx->op_out = NULL;
+    ctx->op_wrote = false;
+    return st;
+}
+
+void rg_op_queued(rg_context *ctx, const void *dev)
+{
+    if (ctx->op_out && dev && dev == ctx->op_out->dev)
+        ctx->op_wrote = true;
 }
 
 void rg_array_offsets_known(const rg_array *a, int64_t last)
@@ -524,8 +544,8 @@ rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value)
     }
     if (array->length == 0)
         return RG_OK;
-    rg_array_changed(array);
-    return ctx->ops->scalar(array, op, value);
+    rg_op_begin(array);
+    return rg_op_end(ctx, ctx->ops->scalar(array, op, value));
 }
 
 void rg_array_trim(rg_array *a, size_t length)

@@ -142,6 +142,11 @@ struct rg_context {
     char *error;                /* last error message, malloc'd; NULL = "" */
     uint64_t bytes_up;          /* host -> device bytes copied (rg_context_transfers) */
     uint64_t bytes_down;        /* device -> host bytes copied */
+    /* The output array of the op in progress, between rg_op_begin and
+     * rg_op_end (NULL outside), and whether the op has queued a command
+     * (kernel, fill, copy) that may have written it. */
+    const rg_array *op_out;
+    bool op_wrote;
 };
 
 struct rg_array {
@@ -191,6 +196,16 @@ struct rg_array {
 /* Before anything changes a's elements or length: a is no longer known to
  * hold valid offsets.  Every front-end call that writes an array calls it. */
 RG_HIDDEN void rg_array_changed(const rg_array *a);
+/* An op that writes the caller's array `out` in place runs its backend
+ * call between these two.  rg_op_begin also calls rg_array_changed(out);
+ * rg_op_end returns st.  Once the backend has queued a command that may
+ * have written out (rg_op_queued), a device failure is reported as
+ * RG_EDEVICE, which says the outputs may be partly written, and not as
+ * RG_EDEVMEM or RG_ENOMEM, which promise them as they were. */
+RG_HIDDEN void rg_op_begin(const rg_array *out);
+RG_HIDDEN rg_status rg_op_end(rg_context *ctx, rg_status st);
+/* A backend queued a command that writes the device buffer `dev`. */
+RG_HIDDEN void rg_op_queued(rg_context *ctx, const void *dev);
 /* a now holds valid offsets ending at last (the check passed, or the
  * library made them so). */
 RG_HIDDEN void rg_array_offsets_known(const rg_array *a, int64_t last);

@@ -102,8 +102,8 @@ rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_arra
         st = rg_check_fits(out, fn, "out", nelems);
     if (st != RG_OK)
         return st;
-    rg_array_changed(out);
-    st = ctx->ops->compose(out, outer, inner);
+    rg_op_begin(out);
+    st = rg_op_end(ctx, ctx->ops->compose(out, outer, inner));
     if (st == RG_OK) /* inner[outer[i]] of valid levels: valid, ending where inner ends */
         rg_array_offsets_known(out, nelems);
     return st;
@@ -169,8 +169,8 @@ rg_status rg_nested_offsets(rg_array *out, const rg_array *const *levels, size_t
     rg_array *owned;
     st = compose_range(&offsets, &owned, levels, outer, inner);
     if (st == RG_OK) {
-        rg_array_changed(out);
-        st = ctx->ops->compose(out, offsets, NULL); /* copy, converting the dtype */
+        rg_op_begin(out);
+        st = rg_op_end(ctx, ctx->ops->compose(out, offsets, NULL)); /* copy, converting the dtype */
     }
     if (st == RG_OK)
         rg_array_offsets_known(out, items_at(levels, nlevels, inner, nelems));

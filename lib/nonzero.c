@@ -159,8 +159,8 @@ rg_status rg_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
         return st;
     int64_t count = 0;
     if (a->length > 0) {
-        rg_array_changed(coords);
-        st = ctx->ops->nonzero_into(coords, &count, a, mask, shape, ndim);
+        rg_op_begin(coords);
+        st = rg_op_end(ctx, ctx->ops->nonzero_into(coords, &count, a, mask, shape, ndim));
     }
     if (st == RG_OK && (uint64_t)count > coords->length / ndim)
         st = rg_set_error(ctx, RG_ERANGE,

@@ -120,8 +120,8 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
         st = rg_check_fits(lengths, fn, "lengths", nelems);
     if (st != RG_OK || lengths->length == 0)
         return st;
-    rg_array_changed(lengths);
-    return ctx->ops->lengths(lengths, offsets);
+    rg_op_begin(lengths);
+    return rg_op_end(ctx, ctx->ops->lengths(lengths, offsets));
 }
 
 rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
@@ -151,13 +151,14 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
         st = rg_check_fits(offsets, fn, "offsets", (int64_t)total);
     if (st != RG_OK)
         return st;
-    rg_array_changed(offsets);
+    rg_op_begin(offsets);
     if (lengths->length == 0) {
         const int64_t zero = 0; /* all-zero bytes: serves int32 too */
         st = ctx->ops->array_write(offsets, 0, &zero, rg_dtype_size(offsets->dtype));
     } else {
         st = ctx->ops->offsets_from_lengths(offsets, lengths);
     }
+    st = rg_op_end(ctx, st);
     if (st == RG_OK) { /* non-negative lengths that fit: valid by construction */
         rg_array_offsets_known(offsets, (int64_t)total);
         rg_array_offsets_longest(offsets, longest);
@@ -194,8 +195,8 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
     if (strategy == RG_STRATEGY_AUTO)
         strategy = rg_strategy_pick(ctx, nsegs, (size_t)nelems, offsets->offsets_longest, NULL);
     if (nelems > 0) {
-        rg_array_changed(out);
-        st = ctx->ops->elem_segments(out, offsets, strategy, kind);
+        rg_op_begin(out);
+        st = rg_op_end(ctx, ctx->ops->elem_segments(out, offsets, strategy, kind));
     }
     if (st == RG_OK && used)
         *used = strategy;

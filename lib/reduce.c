@@ -169,10 +169,11 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
         policy = rg_reduce_policy_pick(ctx, nsegs, content->length, offsets->offsets_longest,
                                        NULL);
     if (nsegs > 0) {
-        rg_array_changed(out);
+        rg_op_begin(out);
         /* Counts need only the offsets: the lengths primitive writes them. */
         st = op == RG_REDUCE_COUNT ? ctx->ops->lengths(out, offsets)
                                    : ctx->ops->segment_reduce(out, content, offsets, op, policy);
+        st = rg_op_end(ctx, st);
     }
     if (st == RG_OK && used)
         *used = policy;

@@ -403,6 +403,104 @@ START_TEST(test_fault_scratch_grow)
 }
 END_TEST
 
+
+/* A launch or read-back that fails for lack of memory: RG_EDEVMEM or
+ * RG_ENOMEM with the output as it was, while the op had queued nothing that
+ * writes its output (merge path's bounds and nonzero's count write
+ * temporaries only); RG_EDEVICE, which says outputs may be partly written,
+ * once it had (the flood fills its output first, a merge-path sum writes
+ * its output before the fix-up pass, nonzero_into with room for every row
+ * writes them before it reads the count back). */
+START_TEST(test_fault_launch_memory)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    const int64_t values[9] = {1, 0, 2, 3, 0, 4, 5, 0, 6};
+    const int64_t sums[4] = {1, 5, 0, 15}, nz[6] = {0, 2, 3, 5, 6, 8};
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *x = test_array_from_i64(ctx, RG_INT64, values, 9);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, 0);
+    rg_array *sum = test_array_filled(ctx, RG_INT64, 4, 0);
+    rg_array *rows = test_array_filled(ctx, RG_INT64, 9, 0);
+    rg_array *few = test_array_filled(ctx, RG_INT64, 3, 0);
+    /* Checks o and builds every program, so that the failing calls' first
+     * launches are their own. */
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL), RG_OK);
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_FLOOD, NULL), RG_OK);
+    ck_assert_int_eq(
+        rg_segment_reduce(sum, x, o, RG_REDUCE_SUM, RG_REDUCE_POLICY_MERGE_PATH, NULL), RG_OK);
+    int64_t nnz = -1;
+    ck_assert_int_eq(rg_nonzero_into(rows, &nnz, x, (int64_t[]){9}, 1), RG_OK);
+    const int64_t m7 = -7;
+    struct {
+        const char *what, *call;
+        int after;
+        int32_t err;
+        rg_status want;
+    } cases[] = {
+        {"merge-path parents, tile kernel", "clEnqueueNDRangeKernel", 1,
+         CL_MEM_OBJECT_ALLOCATION_FAILURE, RG_EDEVMEM},
+        {"flood parents, after the fill", "clEnqueueNDRangeKernel", 0,
+         CL_MEM_OBJECT_ALLOCATION_FAILURE, RG_EDEVICE},
+        {"merge-path sum, chunk kernel", "clEnqueueNDRangeKernel", 1,
+         CL_MEM_OBJECT_ALLOCATION_FAILURE, RG_EDEVMEM},
+        {"merge-path sum, fix-up kernel", "clEnqueueNDRangeKernel", 2,
+         CL_MEM_OBJECT_ALLOCATION_FAILURE, RG_EDEVICE},
+        {"nonzero_into, count read before the rows", "clEnqueueReadBuffer", 0,
+         CL_OUT_OF_HOST_MEMORY, RG_ENOMEM},
+        {"nonzero_into, count read after the rows", "clEnqueueReadBuffer", 0,
+         CL_OUT_OF_HOST_MEMORY, RG_EDEVICE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rg_array *target = i < 2 ? out : i < 4 ? sum : i == 4 ? few : rows;
+        ck_assert_int_eq(rg_array_fill(target, &m7), RG_OK);
+        rg_context_finish(ctx);
+        arm(cases[i].call, cases[i].after, cases[i].err);
+        nnz = -1;
+        rg_status st = i == 0   ? rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL)
+                       : i == 1 ? rg_parents(out, o, RG_STRATEGY_FLOOD, NULL)
+                       : i < 4  ? rg_segment_reduce(sum, x, o, RG_REDUCE_SUM,
+                                                    RG_REDUCE_POLICY_MERGE_PATH, NULL)
+                                : rg_nonzero_into(target, &nnz, x, (int64_t[]){9}, 1);
+        ck_assert_msg(st == cases[i].want, "%s: %d, want %d: %s", cases[i].what, (int)st,
+                      (int)cases[i].want, rg_context_error(ctx));
+        ck_assert_msg(test_contains(rg_context_error(ctx), "partly written") ==
+                          (cases[i].want == RG_EDEVICE),
+                      "%s: message %s", cases[i].what, rg_context_error(ctx));
+        ck_assert_msg(nnz == -1, "%s: nnz set to %lld", cases[i].what, (long long)nnz);
+        if (cases[i].want != RG_EDEVICE)
+            test_expect_filled(target, -7, cases[i].what);
+        arm(cases[i].call, -1, 0); /* disarmed if the call did not get that far */
+    }
+    /* The context goes on working; the next op is not reported as partial. */
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_FLOOD, NULL), RG_OK);
+    expect_values(out, four_parents, 9, "flood parents after the failures");
+    ck_assert_int_eq(
+        rg_segment_reduce(sum, x, o, RG_REDUCE_SUM, RG_REDUCE_POLICY_MERGE_PATH, NULL), RG_OK);
+    expect_values(sum, sums, 4, "merge-path sum after the failures");
+    ck_assert_int_eq(rg_nonzero_into(rows, &nnz, x, (int64_t[]){9}, 1), RG_OK);
+    ck_assert_int_eq(nnz, 6);
+    int64_t *got = test_read_i64(rows);
+    test_expect_i64(got, nz, 6, "nonzero_into after the failures");
+    free(got);
+    /* Nothing kept, so no retry: a memory failure outside an op stays one. */
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    arm("clCreateBuffer", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    rg_array *fresh = NULL;
+    rg_status st = rg_array_create(&fresh, ctx, RG_INT64, 1000);
+    ck_assert_msg(st == RG_EDEVMEM && fresh == NULL, "create after the failures: %d %s", (int)st,
+                  rg_context_error(ctx));
+    rg_array_free(few);
+    rg_array_free(rows);
+    rg_array_free(sum);
+    rg_array_free(out);
+    rg_array_free(x);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Kernels whose own work-group limit is under 32 on a device allowing more
  * (many registers): nonzero's count pass built for GPUs then gives way to
  * whole words per work-item, and the results stay right. */
@@ -487,6 +585,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_scratch_retry);
     tcase_add_test(tc, test_fault_scratch_grow);
     tcase_add_test(tc, test_fault_nonzero_kernel_group);
+    tcase_add_test(tc, test_fault_launch_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -150,5 +150,12 @@ rg_status rg_cl_fail(rg_context *ctx, cl_int err, bool alloc, const char *what)
     /* Out-of-resources at a launch is usually a crashed kernel, not memory. */
     bool memory = err == CL_MEM_OBJECT_ALLOCATION_FAILURE || (alloc && err == CL_OUT_OF_RESOURCES);
     rg_status st = err == CL_OUT_OF_HOST_MEMORY ? RG_ENOMEM : memory ? RG_EDEVMEM : RG_EDEVICE;
-    return rg_set_error(ctx, st, "%s: %s (%d)", what, rg_cl_error_name(err), (int)err);
+    /* After the op queued work on its output, only RG_EDEVICE says that the
+     * output may be partly written. */
+    bool partial = ctx && ctx->op_wrote;
+    return rg_set_error(ctx, partial ? RG_EDEVICE : st, "%s: %s (%d)%s", what,
+                        rg_cl_error_name(err), (int)err,
+                        partial ? "; the op had already queued work on its output, which may "
+                                  "now be partly written"
+                                : "");
 }

@@ -118,11 +118,13 @@ static rg_status read_total(rg_context *ctx, const nz_plan *p, int64_t *total)
 {
     int64_t counts[NZ_MAX_CHUNKS];
     rg_status st = rg_ocl_read_back(ctx, p->counts, p->chunks * sizeof(cl_long), counts);
+    if (st != RG_OK)
+        return st;
     int64_t sum = 0;
     for (size_t i = 0; i < p->chunks; i++)
         sum += counts[i];
     *total = sum;
-    return st;
+    return RG_OK;
 }
 
 rg_status rg_ocl_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)

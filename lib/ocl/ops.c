@@ -114,6 +114,10 @@ rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
         snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
         return rg_cl_fail(ctx, err, false, what);
     }
+    /* Whether the kernel may write the op's output: one of its buffers. */
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].value && args[i].size == sizeof(cl_mem))
+            rg_op_queued(ctx, *(const cl_mem *)args[i].value);
     return RG_OK;
 }
 
@@ -210,7 +214,10 @@ static rg_status fill_zero(rg_context *ctx, cl_mem mem, size_t nbytes)
         pattern /= 2;
     cl_int err = rg_cl.clEnqueueFillBuffer(ocl->queue, mem, &zero, pattern, 0, nbytes, 0, NULL,
                                            NULL);
-    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(ctx, err, true, "clEnqueueFillBuffer");
+    if (err != CL_SUCCESS)
+        return rg_cl_fail(ctx, err, true, "clEnqueueFillBuffer");
+    rg_op_queued(ctx, mem);
+    return RG_OK;
 }
 
 /* ---- arrays --------------------------------------------------------------- */
@@ -355,7 +362,10 @@ static rg_status array_fill(rg_array *a, const void *value)
         return st;
     cl_int err = rg_cl.clEnqueueFillBuffer(ocl_of(a)->queue, mem, value, rg_dtype_size(a->dtype),
                                            0, a->nbytes, 0, NULL, NULL);
-    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(a->ctx, err, false, "clEnqueueFillBuffer");
+    if (err != CL_SUCCESS)
+        return rg_cl_fail(a->ctx, err, false, "clEnqueueFillBuffer");
+    rg_op_queued(a->ctx, mem);
+    return RG_OK;
 }
 
 static rg_status array_copy(rg_array *dst, const rg_array *src)
@@ -367,7 +377,10 @@ static rg_status array_copy(rg_array *dst, const rg_array *src)
         return st;
     cl_int err = rg_cl.clEnqueueCopyBuffer(ocl_of(dst)->queue, from, to, 0, 0, src->nbytes, 0,
                                            NULL, NULL);
-    return err == CL_SUCCESS ? RG_OK : rg_cl_fail(dst->ctx, err, false, "clEnqueueCopyBuffer");
+    if (err != CL_SUCCESS)
+        return rg_cl_fail(dst->ctx, err, false, "clEnqueueCopyBuffer");
+    rg_op_queued(dst->ctx, to);
+    return RG_OK;
 }
 
 static rg_status finish(rg_context *ctx)
@@ -549,6 +562,8 @@ static rg_status get_scan_kernels(rg_context *ctx, rg_dtype in, rg_dtype out, in
         st = rg_ocl_get_kernel(ctx, "scan.cl", options, "scan_partials", &s->partials);
     if (st == RG_OK)
         st = rg_ocl_get_kernel(ctx, "scan.cl", options, "scan_chunks", &s->chunks);
+    if (st != RG_OK)
+        return st;
     s->group = s->reduce.group;
     if (s->partials.group < s->group)
         s->group = s->partials.group;
