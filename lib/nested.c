@@ -227,6 +227,8 @@ rg_status rg_nested_reduce(rg_array *out, const rg_array *const *levels, size_t 
     if (!content && levels && nlevels > 0 && levels[0])
         return rg_set_error(levels[0]->ctx, RG_EINVAL, "%s: content is NULL", fn);
     rg_status st = check_nested(levels, nlevels, content ? content->length : 0, fn);
+    if (st == RG_OK) /* rg_segment_reduce sees only the innermost level */
+        st = check_not_level(out, levels, nlevels, fn);
     if (st != RG_OK)
         return st;
     /* The innermost level splits the content: a flat segmented reduction. */

@@ -217,6 +217,19 @@ START_TEST(test_nested_reduce)
                                       RG_REDUCE_POLICY_AUTO, NULL), RG_EOFFSETS);
     ck_assert(test_contains(rg_context_error(ctx), "14"));
     test_expect_filled(fresh, -1, "refused nested reduce");
+    /* An outer level as the output, of the right dtype and length (3
+     * innermost lists): refused, the level untouched. */
+    static const int64_t two_off[3] = {0, 1, 3}, three_off[4] = {0, 2, 2, 5};
+    const rg_array *small[2] = {test_array_from_i64(ctx, RG_INT64, two_off, 3),
+                                test_array_from_i64(ctx, RG_INT64, three_off, 4)};
+    rg_array *five = test_array_from_i64(ctx, RG_INT64, values, 5);
+    ck_assert_int_eq(rg_nested_reduce((rg_array *)small[0], small, 2, five, RG_REDUCE_COUNT,
+                                      RG_REDUCE_POLICY_AUTO, NULL), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "levels[0]"));
+    expect_array(small[0], two_off, 3, "levels[0] given as the output");
+    rg_array_free(five);
+    rg_array_free((rg_array *)small[1]);
+    rg_array_free((rg_array *)small[0]);
     rg_array_free(fresh);
     rg_array_free(short_content);
     rg_array_free(maxes);
