@@ -1265,7 +1265,10 @@ rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg
     int mode;
     rg_reduce_family family = rg_reduce_family_of(op, &mode);
     reduce_fn fn = reduce_table[row][family][offsets->dtype == RG_INT64];
-    simd_tile_fn simd = simd_tile(family, mode, content->dtype, offsets->dtype);
+    /* Empty content has no storage: the tiles' masked loads would still
+     * offset its NULL pointer. */
+    simd_tile_fn simd =
+        content->length > 0 ? simd_tile(family, mode, content->dtype, offsets->dtype) : NULL;
     /* The tiles' lines are streamed when the output is large and aligned. */
     bool stream = simd && stream_output(out->length * rg_dtype_size(out->dtype)) &&
                   !((uintptr_t)out->host & 63);
