@@ -84,8 +84,9 @@ typedef enum rg_device_kind {
  * contexts may be used from separate threads.
  *
  * Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
- * environment steers: RAGGED_BACKEND=auto|opencl|openmp, and RAGGED_DEVICE=
- * a substring of an OpenCL device or platform name.  auto takes an OpenCL GPU
+ * environment steers: RAGGED_BACKEND=auto|opencl|openmp.  Every OpenCL
+ * context (auto's or RG_BACKEND_OPENCL's) takes only a device whose device
+ * or platform name contains RAGGED_DEVICE, if set.  auto takes an OpenCL GPU
  * or accelerator and falls back to OpenMP when there is none (no ICD loader,
  * no platform, CPU devices only).  RG_BACKEND_OPENCL takes any OpenCL device
  * (CPUs too) and fails with RG_ENODEVICE when there is none.  On failure
@@ -161,7 +162,8 @@ RG_API rg_status rg_context_free_scratch(rg_context *ctx);
 typedef struct rg_array rg_array;
 
 typedef enum rg_dtype {
-    RG_BOOL = 1, /* one byte, 0 or 1 */
+    RG_BOOL = 1, /* one byte, 0 or 1 (other bytes are not checked: reductions
+                    and copies carry them as they are) */
     RG_INT8,
     RG_INT16,
     RG_INT32,
@@ -204,7 +206,8 @@ RG_API rg_status rg_array_read(void *dst, const rg_array *array, size_t start, s
 
 /* Sets every element to *value, one element of the array's dtype. */
 RG_API rg_status rg_array_fill(rg_array *array, const void *value);
-/* Copies all of src into dst: same context, dtype and length. */
+/* Copies all of src into dst: same context, dtype and length; dst may not
+ * be src (RG_EINVAL). */
 RG_API rg_status rg_array_copy(rg_array *dst, const rg_array *src);
 
 RG_API size_t rg_array_length(const rg_array *array);

@@ -168,8 +168,11 @@ rg_status rg_array_copy(rg_array *dst, const rg_array *src)
 {
     static const char fn[] = "rg_array_copy";
     if (!dst || !src)
-        return dst ? rg_set_error(dst->ctx, RG_EINVAL, "%s: src is NULL", fn) : RG_EINVAL;
+        return dst ? rg_null_arg(dst, fn, "src") : rg_null_arg(src, fn, "dst");
     rg_context *ctx = dst->ctx;
+    rg_status st = rg_check_not_input(ctx, dst, fn, "dst", src, "src");
+    if (st != RG_OK)
+        return st;
     if (src->ctx != ctx)
         return rg_foreign_array(ctx, src, fn, "src", "dst");
     if (src->dtype != dst->dtype)
@@ -178,7 +181,7 @@ rg_status rg_array_copy(rg_array *dst, const rg_array *src)
     if (src->length != dst->length)
         return rg_set_error(ctx, RG_ESIZE, "%s: dst has %zu elements but src has %zu", fn,
                             dst->length, src->length);
-    if (src == dst || src->length == 0)
+    if (src->length == 0)
         return RG_OK;
     rg_op_begin(dst);
     return rg_op_end(ctx, ctx->ops->array_copy(dst, src));
@@ -330,7 +333,7 @@ static rg_status make_mirror(rg_array *a)
     a->mirror = calloc(cap > 0 ? cap : 1, 1);
     if (!a->mirror)
         return rg_set_error(a->ctx, RG_ENOMEM, "array mirror: cannot allocate %zu bytes of host "
-                            "memory for a %s array", cap, rg_dtype_name(a->dtype));
+                            "memory for an array of %s", cap, rg_dtype_name(a->dtype));
     if (dev_dirty(a))
         dev_stale(a, cap);
     return RG_OK;
@@ -491,7 +494,7 @@ rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
     cap = cap < min_capacity ? min_capacity : cap;
     size_t nbytes, need;
     if (__builtin_mul_overflow(min_capacity, size, &need) || need > (size_t)INT64_MAX)
-        return rg_set_error(a->ctx, RG_EOVERFLOW, "cannot grow a %s array to %zu elements: "
+        return rg_set_error(a->ctx, RG_EOVERFLOW, "cannot grow an array of %s to %zu elements: "
                             "the byte size overflows", rg_dtype_name(a->dtype), min_capacity);
     if (__builtin_mul_overflow(cap, size, &nbytes) || nbytes > (size_t)INT64_MAX) {
         cap = min_capacity;

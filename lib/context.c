@@ -79,7 +79,9 @@ rg_status rg_context_create(rg_context **out, rg_backend want)
         return RG_EINVAL;
     }
     if (want != RG_BACKEND_AUTO && want != RG_BACKEND_OPENCL && want != RG_BACKEND_OPENMP) {
-        remember_create_error(NULL, "rg_context_create: unknown backend value");
+        char msg[80];
+        snprintf(msg, sizeof msg, "rg_context_create: unknown backend value %d", (int)want);
+        remember_create_error(NULL, msg);
         return RG_EINVAL;
     }
     rg_context *ctx = calloc(1, sizeof *ctx);

@@ -70,6 +70,11 @@ void rg_clear_error(rg_context *ctx)
         ctx->error[0] = '\0';
 }
 
+rg_status rg_null_arg(const rg_array *other, const char *fn, const char *name)
+{
+    return other ? rg_set_error(other->ctx, RG_EINVAL, "%s: %s is NULL", fn, name) : RG_EINVAL;
+}
+
 rg_status rg_foreign_array(rg_context *ctx, const rg_array *a, const char *fn, const char *name,
                            const char *ref)
 {

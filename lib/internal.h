@@ -252,6 +252,9 @@ RG_HIDDEN rg_status rg_ocl_init(rg_context *ctx, bool gpu_only);
  * ctx and is int32/int64: */
 RG_HIDDEN rg_status rg_check_index_array(rg_context *ctx, const rg_array *a, const char *fn,
                                          const char *name, const char *ref);
+/* RG_EINVAL for a NULL argument `name` of fn, with the message in the
+ * context of `other`, another argument of the call (if not NULL too). */
+RG_HIDDEN rg_status rg_null_arg(const rg_array *other, const char *fn, const char *name);
 /* RG_EINVAL when output `name` is input `in_name` too: a kernel would read
  * what it is overwriting. */
 RG_HIDDEN rg_status rg_check_not_input(rg_context *ctx, const rg_array *out, const char *fn,

@@ -287,9 +287,10 @@ rg_status rg_list_from_item_size(rg_list **out, rg_context *ctx, rg_dtype dtype,
 
 /* ---- reading items ------------------------------------------------------------ */
 
-rg_status rg_list_item_view(size_t *start, size_t *length, const rg_list *list, ptrdiff_t index)
+/* An item's start and length, errors named after fn. */
+static rg_status item_view(size_t *start, size_t *length, const rg_list *list, ptrdiff_t index,
+                           const char *fn)
 {
-    static const char fn[] = "rg_list_item_view";
     if (!list)
         return RG_EINVAL;
     size_t i = 0;
@@ -306,11 +307,17 @@ rg_status rg_list_item_view(size_t *start, size_t *length, const rg_list *list, 
     return RG_OK;
 }
 
+rg_status rg_list_item_view(size_t *start, size_t *length, const rg_list *list, ptrdiff_t index)
+{
+    return item_view(start, length, list, index, "rg_list_item_view");
+}
+
 rg_status rg_list_item_length(size_t *length, const rg_list *list, ptrdiff_t index)
 {
+    static const char fn[] = "rg_list_item_length";
     if (list && !length)
-        return rg_set_error(list->ctx, RG_EINVAL, "rg_list_item_length: length is NULL");
-    return rg_list_item_view(NULL, length, list, index);
+        return rg_set_error(list->ctx, RG_EINVAL, "%s: length is NULL", fn);
+    return item_view(NULL, length, list, index, fn);
 }
 
 rg_status rg_list_get(void *dst, size_t capacity, size_t *length, const rg_list *list,
@@ -320,7 +327,7 @@ rg_status rg_list_get(void *dst, size_t capacity, size_t *length, const rg_list 
     if (!list)
         return RG_EINVAL;
     size_t start = 0, n = 0;
-    rg_status st = rg_list_item_view(&start, &n, list, index);
+    rg_status st = item_view(&start, &n, list, index, fn);
     if (st != RG_OK)
         return st;
     if (n > capacity)

@@ -83,7 +83,7 @@ rg_status rg_offsets_compose(rg_array *out, const rg_array *outer, const rg_arra
 {
     static const char fn[] = "rg_offsets_compose";
     if (!outer)
-        return RG_EINVAL;
+        return rg_null_arg(out ? out : inner, fn, "outer");
     rg_context *ctx = outer->ctx;
     const rg_array *levels[2] = {outer, inner};
     int64_t nelems = 0;

@@ -106,7 +106,7 @@ rg_status rg_lengths(rg_array *lengths, const rg_array *offsets)
 {
     static const char fn[] = "rg_lengths";
     if (!offsets)
-        return RG_EINVAL;
+        return rg_null_arg(lengths, fn, "offsets");
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
@@ -128,7 +128,7 @@ rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
 {
     static const char fn[] = "rg_offsets_from_lengths";
     if (!lengths)
-        return RG_EINVAL;
+        return rg_null_arg(offsets, fn, "lengths");
     rg_context *ctx = lengths->ctx;
     rg_status st = rg_check_index_array(ctx, lengths, fn, "lengths", "lengths");
     if (st == RG_OK)
@@ -171,7 +171,7 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
                                rg_strategy *used, rg_elem_kind kind, const char *fn)
 {
     if (!offsets)
-        return RG_EINVAL;
+        return rg_null_arg(out, fn, "offsets");
     rg_context *ctx = offsets->ctx;
     int64_t nelems = 0;
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");

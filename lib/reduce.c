@@ -144,7 +144,7 @@ rg_status rg_segment_reduce(rg_array *out, const rg_array *content, const rg_arr
 {
     static const char fn[] = "rg_segment_reduce";
     if (!offsets)
-        return RG_EINVAL; /* no context to hold a message */
+        return rg_null_arg(out ? out : content, fn, "offsets");
     rg_context *ctx = offsets->ctx;
     rg_status st = rg_check_index_array(ctx, offsets, fn, "offsets", "offsets");
     if (st == RG_OK && (op < RG_REDUCE_SUM || op > RG_REDUCE_ALL))

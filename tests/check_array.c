@@ -415,6 +415,12 @@ START_TEST(test_fill_copy)
     ck_assert_int_eq(rg_array_copy(b, a), RG_ESIZE);
     ck_assert_int_eq(rg_array_copy(c, a), RG_EDTYPE);
     ck_assert_int_eq(rg_array_copy(c, NULL), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "rg_array_copy: src is NULL"));
+    ck_assert_int_eq(rg_array_copy(NULL, c), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "rg_array_copy: dst is NULL"));
+    /* An output may not be an input, as everywhere. */
+    ck_assert_int_eq(rg_array_copy(a, a), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "dst is src too"));
     ck_assert_int_eq(rg_array_fill(a, NULL), RG_EINVAL);
     test_expect_filled(b, 6, "refused copy");
     test_expect_filled(c, 6, "refused copy");

@@ -291,7 +291,9 @@ START_TEST(test_errors_leave_list)
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ck_assert_int_eq(rg_list_get(dst, 8, &len, l, bad[k]), RG_ERANGE);
         ck_assert_uint_eq(len, 77);
+        ck_assert(test_contains(rg_context_error(ctx), "rg_list_get: "));
         ck_assert_int_eq(rg_list_item_length(&len, l, bad[k]), RG_ERANGE);
+        ck_assert(test_contains(rg_context_error(ctx), "rg_list_item_length: "));
         ck_assert_int_eq(rg_list_set(l, bad[k], v, 2), RG_ERANGE);
         ck_assert_int_eq(rg_list_delete(l, bad[k]), RG_ERANGE);
         if (bad[k] != 4) /* inserting at position nitems appends */

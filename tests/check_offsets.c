@@ -166,6 +166,31 @@ START_TEST(test_validate_bad_args)
         rg_array_free(empty);
     }
     ck_assert_int_eq(rg_offsets_validate(NULL, 0), RG_EINVAL);
+
+    /* A NULL argument is named in the context of another one, instead of
+     * leaving an earlier call's message there. */
+    rg_array *any = test_array_filled(ctx, RG_INT64, 3, 0);
+#define EXPECT_NULL_MSG(call, msg)                                                             \
+    do {                                                                                       \
+        ck_assert_int_eq(rg_offsets_validate(any, 7), RG_EOFFSETS); /* a message before */     \
+        ck_assert_int_eq((call), RG_EINVAL);                                                   \
+        ck_assert_str_eq(rg_context_error(ctx), (msg));                                        \
+    } while (0)
+    EXPECT_NULL_MSG(rg_lengths(any, NULL), "rg_lengths: offsets is NULL");
+    EXPECT_NULL_MSG(rg_offsets_from_lengths(any, NULL), "rg_offsets_from_lengths: lengths is NULL");
+    EXPECT_NULL_MSG(rg_parents(any, NULL, RG_STRATEGY_AUTO, NULL), "rg_parents: offsets is NULL");
+    EXPECT_NULL_MSG(rg_local_index(any, NULL, RG_STRATEGY_AUTO, NULL),
+                    "rg_local_index: offsets is NULL");
+    EXPECT_NULL_MSG(rg_segment_starts(any, NULL, RG_STRATEGY_AUTO, NULL),
+                    "rg_segment_starts: offsets is NULL");
+    EXPECT_NULL_MSG(rg_segment_reduce(any, NULL, NULL, RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL),
+                    "rg_segment_reduce: offsets is NULL");
+    EXPECT_NULL_MSG(rg_segment_reduce(NULL, any, NULL, RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL),
+                    "rg_segment_reduce: offsets is NULL");
+    EXPECT_NULL_MSG(rg_offsets_compose(any, NULL, NULL), "rg_offsets_compose: outer is NULL");
+    EXPECT_NULL_MSG(rg_offsets_compose(NULL, NULL, any), "rg_offsets_compose: outer is NULL");
+#undef EXPECT_NULL_MSG
+    rg_array_free(any);
     rg_context_free(ctx);
 }
 END_TEST

@@ -17,7 +17,10 @@ cldir=$(find "$tmp/root" -type d -path '*/ragged/cl' | head -n 1)
 [ -f "$(dirname "$libdir")/include/ragged.h" ] || { echo "ragged.h was not installed" >&2; exit 1; }
 cp "$top_srcdir/examples/consumer.c" "$top_srcdir/examples/Makefile.consumer" "$tmp/"
 # --define-prefix makes the .pc's prefix follow where it now lies (DESTDIR).
+# The consumer gets the library's compiler and flags: a library built with
+# sanitizers needs its consumer built with them.
 PKG_CONFIG="pkg-config --define-prefix" PKG_CONFIG_PATH="$pcdir" \
-    ${MAKE:-make} -C "$tmp" -f Makefile.consumer
+    ${MAKE:-make} -C "$tmp" -f Makefile.consumer CC="${RAGGED_TEST_CC:-cc}" \
+    CFLAGS="${RAGGED_TEST_CFLAGS:--O2} -Wall" LDFLAGS="${RAGGED_TEST_LDFLAGS:-}"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" RAGGED_KERNEL_PATH="$cldir" \
     "$tmp/consumer"

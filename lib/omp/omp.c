@@ -1437,7 +1437,7 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
         void *grown = mremap(a->host, old_len, page_round(nbytes), MREMAP_MAYMOVE);
         if (grown == MAP_FAILED)
             return rg_set_error(a->ctx, RG_ENOMEM,
-                                "OpenMP backend: cannot grow a %s array to %zu bytes",
+                                "OpenMP backend: cannot grow an array of %s to %zu bytes",
                                 rg_dtype_name(a->dtype), nbytes);
         memset((char *)grown + old_bytes, 0, (old_len < nbytes ? old_len : nbytes) - old_bytes);
         a->host = grown;
@@ -1461,7 +1461,7 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
     void *grown = realloc(a->host, nbytes > 0 ? nbytes : 1);
     if (!grown)
         return rg_set_error(a->ctx, RG_ENOMEM,
-                            "OpenMP backend: cannot grow a %s array to %zu bytes",
+                            "OpenMP backend: cannot grow an array of %s to %zu bytes",
                             rg_dtype_name(a->dtype), nbytes);
     memset((char *)grown + old_bytes, 0, nbytes - old_bytes);
     a->host = grown;
