@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,128 @@ START_TEST(test_error_per_context)
 }
 END_TEST
 
+/* One thread's work for test_contexts_in_threads: its own context, ops
+ * checked against the references, and an error whose message must be its
+ * own. */
+typedef struct thread_job {
+    rg_backend backend;
+    int id;
+    char failure[512]; /* empty: all went well */
+} thread_job;
+
+static void *thread_ops(void *arg)
+{
+    thread_job *job = arg;
+    rg_context *ctx = NULL;
+    if (rg_context_create(&ctx, job->backend) != RG_OK) {
+        snprintf(job->failure, sizeof job->failure, "create: %s", rg_context_error(NULL));
+        return NULL;
+    }
+    for (int round = 0; round < 3 && !job->failure[0]; round++) {
+        size_t nsegs = 3000 + 500 * (size_t)job->id;
+        int64_t *len = test_gen_lengths(DIST_POWER_LAW, nsegs, 40, 100 * (uint64_t)job->id + round);
+        int64_t *off = ref_offsets(len, nsegs), *parents = ref_parents(off, nsegs);
+        size_t n = (size_t)off[nsegs];
+        int64_t *x = malloc((n ? n : 1) * sizeof *x), *sums = calloc(nsegs, sizeof *sums);
+        int64_t *got = malloc((n ? n : 1) * sizeof *got), nnz = -1, want_nnz = 0;
+        rg_array *o = NULL, *content = NULL, *out = NULL, *sum = NULL, *rows = NULL;
+        for (size_t k = 0; x && k < n; k++) {
+            x[k] = (int64_t)((k * 7 + (size_t)job->id) % 5);
+            want_nnz += x[k] != 0;
+        }
+        for (size_t i = 0; x && sums && i < nsegs; i++)
+            for (int64_t k = off[i]; k < off[i + 1]; k++)
+                sums[i] += x[k];
+        rg_status st = x && sums && got ? RG_OK : RG_ENOMEM;
+        if (st == RG_OK)
+            st = rg_array_from_host(&o, ctx, RG_INT64, off, nsegs + 1);
+        if (st == RG_OK)
+            st = rg_array_from_host(&content, ctx, RG_INT64, x, n);
+        if (st == RG_OK)
+            st = rg_array_create(&out, ctx, RG_INT64, n);
+        if (st == RG_OK)
+            st = rg_array_create(&sum, ctx, RG_INT64, nsegs);
+        if (st == RG_OK)
+            st = rg_array_create(&rows, ctx, RG_INT64, n);
+        if (st == RG_OK)
+            st = rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL);
+        if (st == RG_OK)
+            st = rg_array_read(got, out, 0, n);
+        if (st == RG_OK && memcmp(got, parents, n * sizeof *got) != 0)
+            snprintf(job->failure, sizeof job->failure, "round %d: wrong parents", round);
+        if (st == RG_OK)
+            st = rg_segment_reduce(sum, content, o, RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL);
+        if (st == RG_OK)
+            st = rg_array_read(got, sum, 0, nsegs);
+        if (st == RG_OK && memcmp(got, sums, nsegs * sizeof *got) != 0)
+            snprintf(job->failure, sizeof job->failure, "round %d: wrong sums", round);
+        if (st == RG_OK)
+            st = rg_nonzero_into(rows, &nnz, content, (int64_t[]){(int64_t)n}, 1);
+        if (st == RG_OK && nnz != want_nnz)
+            snprintf(job->failure, sizeof job->failure, "round %d: nnz %lld, want %lld", round,
+                     (long long)nnz, (long long)want_nnz);
+        /* An error of this thread's own, in its own context's message. */
+        char mine[32];
+        snprintf(mine, sizeof mine, "%zu", n + 1000 + (size_t)job->id);
+        if (st == RG_OK && rg_offsets_validate(o, n + 1000 + (size_t)job->id) != RG_EOFFSETS)
+            snprintf(job->failure, sizeof job->failure, "round %d: bad offsets passed", round);
+        else if (st == RG_OK && !test_contains(rg_context_error(ctx), mine))
+            snprintf(job->failure, sizeof job->failure, "round %d: message %s, not about %s",
+                     round, rg_context_error(ctx), mine);
+        if (st != RG_OK)
+            snprintf(job->failure, sizeof job->failure, "round %d: %s: %s", round,
+                     rg_strerror(st), rg_context_error(ctx));
+        rg_array_free(rows);
+        rg_array_free(sum);
+        rg_array_free(out);
+        rg_array_free(content);
+        rg_array_free(o);
+        free(got);
+        free(sums);
+        free(x);
+        free(parents);
+        free(off);
+        free(len);
+    }
+    rg_context_free(ctx);
+    return NULL;
+}
+
+/* Separate contexts in separate threads, as ragged.h allows: OpenMP and
+ * OpenCL contexts side by side, building their programs at the same time
+ * into one empty disk cache, each with results and messages of its own. */
+START_TEST(test_contexts_in_threads)
+{
+    rg_backend backends[2] = {RG_BACKEND_OPENMP, RG_BACKEND_OPENCL};
+    size_t nbackends = 2;
+    rg_context *probe = NULL;
+    if (rg_context_create(&probe, RG_BACKEND_OPENCL) != RG_OK) {
+        ck_assert_msg(!test_opencl_required(), "no OpenCL: %s", rg_context_error(NULL));
+        fprintf(stderr, "test_contexts_in_threads: OpenMP only (%s)\n", rg_context_error(NULL));
+        nbackends = 1;
+    }
+    rg_context_free(probe);
+    char cache[] = "/tmp/ragged-threads-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    test_setenv("RAGGED_CACHE_DIR", cache); /* this forked test's own, empty */
+    enum { NTHREADS = 6 };
+    thread_job jobs[NTHREADS];
+    pthread_t threads[NTHREADS];
+    for (int t = 0; t < NTHREADS; t++) {
+        jobs[t] = (thread_job){.backend = backends[(size_t)t % nbackends], .id = t};
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, thread_ops, &jobs[t]), 0);
+    }
+    for (int t = 0; t < NTHREADS; t++)
+        ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    for (int t = 0; t < NTHREADS; t++)
+        ck_assert_msg(jobs[t].failure[0] == '\0', "thread %d (%s): %s", t,
+                      rg_backend_name(jobs[t].backend), jobs[t].failure);
+    char rm[64];
+    snprintf(rm, sizeof rm, "rm -rf %s", cache);
+    ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
 /* The temporaries OpenCL ops keep from call to call (merge-path bounds,
  * partials, nonzero's bitmask): ops of growing and shrinking sizes in turn
  * reuse them and stay right, rg_context_free_scratch frees them, and the
@@ -443,6 +566,7 @@ Suite *context_suite(void)
     tcase_add_loop_test(tc, test_error_per_context, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_free_null);
     tcase_add_test(tc, test_create_bad_args);
+    tcase_add_test(tc, test_contexts_in_threads);
     tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_scratch_spare, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
