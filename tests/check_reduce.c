@@ -54,12 +54,11 @@ static double load_f64(rg_dtype t, const void *buf, size_t k)
     return (double)test_unpack_i64(t, p);
 }
 
-/* Element k as 64 bits, sign-extended for signed types (what 64-bit sums add). */
+/* Integer element k as 64 bits, sign-extended for signed types (what
+ * 64-bit sums add). */
 static uint64_t load_bits(rg_dtype t, const void *buf, size_t k)
 {
     const unsigned char *p = (const unsigned char *)buf + k * rg_dtype_size(t);
-    if (is_float(t))
-        return (uint64_t)(int64_t)load_f64(t, buf, k);
     return (uint64_t)test_unpack_i64(t, p);
 }
 
@@ -192,7 +191,7 @@ static expect ref_segment(rg_dtype t, const void *x, int64_t b, int64_t e, rg_re
             r.bits = (uint64_t)(best < 0 ? -1 : best - b);
         } else if (best >= 0) {
             r.f = load_f64(t, x, (size_t)best);
-            r.bits = load_bits(t, x, (size_t)best);
+            r.bits = is_float(t) ? 0 : load_bits(t, x, (size_t)best); /* floats compare r.f */
         } else {
             /* The documented identities: the dtype's largest value for min, smallest for max. */
             static const struct {
