@@ -32,11 +32,15 @@ extern "C" {
  * outputs as they were.  The exception is the OpenCL runtime failing in the
  * middle of an op, after the op queued a kernel, fill or copy that writes
  * its output: the status is then RG_EDEVICE whatever failed (memory
- * included), the message says that the output may be partly written, and
- * it should be taken as lost.  RG_EDEVMEM and RG_ENOMEM always leave
- * outputs as they were.  Output parameters come first, and an output array may not be
- * one of the call's inputs (RG_EINVAL; rg_array_scalar and the rg_list
- * calls change their array in place).  Every _free accepts NULL.
+ * included), the message says that the output may be partly written, and it
+ * should be taken as lost.  RG_EDEVMEM and RG_ENOMEM always leave the call's
+ * outputs as they were.  OpenCL runs ops after they return: a failure of an
+ * earlier call's kernels may show only at a later call that waits for them
+ * (a read, an offsets check, rg_context_finish); the arrays that earlier
+ * call wrote should then be taken as lost.  Output parameters come first,
+ * and an output array may not be one of the call's inputs (RG_EINVAL;
+ * rg_array_scalar and the rg_list calls change their array in place).  Every
+ * _free accepts NULL.
  * ------------------------------------------------------------------------ */
 
 typedef enum rg_status {

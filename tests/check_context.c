@@ -380,6 +380,11 @@ START_TEST(test_contexts_in_threads)
 {
     rg_backend backends[2] = {RG_BACKEND_OPENMP, RG_BACKEND_OPENCL};
     size_t nbackends = 2;
+    const char *tmp = getenv("TMPDIR");
+    char cache[256];
+    snprintf(cache, sizeof cache, "%s/ragged-threads-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    test_setenv("RAGGED_CACHE_DIR", cache); /* this forked test's own, empty */
     rg_context *probe = NULL;
     if (rg_context_create(&probe, RG_BACKEND_OPENCL) != RG_OK) {
         ck_assert_msg(!test_opencl_required(), "no OpenCL: %s", rg_context_error(NULL));
@@ -387,9 +392,6 @@ START_TEST(test_contexts_in_threads)
         nbackends = 1;
     }
     rg_context_free(probe);
-    char cache[] = "/tmp/ragged-threads-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(cache));
-    test_setenv("RAGGED_CACHE_DIR", cache); /* this forked test's own, empty */
     enum { NTHREADS = 6 };
     thread_job jobs[NTHREADS];
     pthread_t threads[NTHREADS];
@@ -399,12 +401,12 @@ START_TEST(test_contexts_in_threads)
     }
     for (int t = 0; t < NTHREADS; t++)
         ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", cache);
+    ck_assert_int_eq(system(rm), 0);
     for (int t = 0; t < NTHREADS; t++)
         ck_assert_msg(jobs[t].failure[0] == '\0', "thread %d (%s): %s", t,
                       rg_backend_name(jobs[t].backend), jobs[t].failure);
-    char rm[64];
-    snprintf(rm, sizeof rm, "rm -rf %s", cache);
-    ck_assert_int_eq(system(rm), 0);
 }
 END_TEST
 

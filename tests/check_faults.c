@@ -463,6 +463,7 @@ START_TEST(test_fault_launch_memory)
                        : i < 4  ? rg_segment_reduce(sum, x, o, RG_REDUCE_SUM,
                                                     RG_REDUCE_POLICY_MERGE_PATH, NULL)
                                 : rg_nonzero_into(target, &nnz, x, (int64_t[]){9}, 1);
+        arm(cases[i].call, -1, 0); /* disarmed if the call did not get that far */
         ck_assert_msg(st == cases[i].want, "%s: %d, want %d: %s", cases[i].what, (int)st,
                       (int)cases[i].want, rg_context_error(ctx));
         ck_assert_msg(test_contains(rg_context_error(ctx), "partly written") ==
@@ -471,7 +472,6 @@ START_TEST(test_fault_launch_memory)
         ck_assert_msg(nnz == -1, "%s: nnz set to %lld", cases[i].what, (long long)nnz);
         if (cases[i].want != RG_EDEVICE)
             test_expect_filled(target, -7, cases[i].what);
-        arm(cases[i].call, -1, 0); /* disarmed if the call did not get that far */
     }
     /* The context goes on working; the next op is not reported as partial. */
     ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_FLOOD, NULL), RG_OK);

@@ -20,7 +20,8 @@ cp "$top_srcdir/examples/consumer.c" "$top_srcdir/examples/Makefile.consumer" "$
 # The consumer gets the library's compiler and flags: a library built with
 # sanitizers needs its consumer built with them.
 PKG_CONFIG="pkg-config --define-prefix" PKG_CONFIG_PATH="$pcdir" \
-    ${MAKE:-make} -C "$tmp" -f Makefile.consumer CC="${RAGGED_TEST_CC:-cc}" \
-    CFLAGS="${RAGGED_TEST_CFLAGS:--O2} -Wall" LDFLAGS="${RAGGED_TEST_LDFLAGS:-}"
+    ${MAKE:-make} -C "$tmp" -f Makefile.consumer CC="${RAGGED_TEST_CC:-${CC:-cc}}" \
+    CFLAGS="${RAGGED_TEST_CFLAGS:-${CFLAGS:--O2}} -Wall" \
+    LDFLAGS="${RAGGED_TEST_LDFLAGS:-${LDFLAGS:-}}"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" RAGGED_KERNEL_PATH="$cldir" \
     "$tmp/consumer"

@@ -105,7 +105,7 @@ static rg_status launch_count(const rg_array *a, nz_plan *p)
     kernel_arg args[] = {ARG(in),
                          ARG(p->n),
                          ARG(p->chunk),
-                         {p->mask_size, &p->mask},
+                         {p->mask_size, &p->mask, false},
                          ARG(p->bits),
                          ARG(p->counts),
                          LOCAL_ARG(p->group * sizeof(cl_long)),

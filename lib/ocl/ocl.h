@@ -104,10 +104,11 @@ RG_HIDDEN void rg_ocl_programs_free(rg_ocl *ocl);
 typedef struct kernel_arg {
     size_t size;
     const void *value; /* NULL: local memory of `size` bytes */
+    bool buffer;       /* value points to a cl_mem */
 } kernel_arg;
 
-#define ARG(x) {sizeof(x), &(x)}
-#define LOCAL_ARG(bytes) {(bytes), NULL}
+#define ARG(x) {sizeof(x), &(x), _Generic((x), cl_mem: true, default: false)}
+#define LOCAL_ARG(bytes) {(bytes), NULL, false}
 #define NARGS(args) (sizeof(args) / sizeof *(args))
 
 /* The device buffer of an array a kernel is about to use, with the host's

@@ -116,7 +116,7 @@ rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
     }
     /* Whether the kernel may write the op's output: one of its buffers. */
     for (size_t i = 0; i < nargs; i++)
-        if (args[i].value && args[i].size == sizeof(cl_mem))
+        if (args[i].buffer)
             rg_op_queued(ctx, *(const cl_mem *)args[i].value);
     return RG_OK;
 }
@@ -824,7 +824,7 @@ static rg_status scalar(rg_array *a, rg_arith op, const void *value)
     cl_mem mem = rg_ocl_mem_of(a);
     cl_ulong n = a->length;
     cl_int code = (cl_int)op;
-    kernel_arg args[] = {ARG(mem), ARG(n), {rg_dtype_size(a->dtype), value}, ARG(code)};
+    kernel_arg args[] = {ARG(mem), ARG(n), {rg_dtype_size(a->dtype), value, false}, ARG(code)};
     return rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(ctx, n, k.group, MAX_STRIDE_GROUPS),
                          k.group, args, NARGS(args));
 }
