@@ -275,43 +275,50 @@ static int64_t *short_lengths(size_t nsegs, uint64_t seed)
     return len;
 }
 
-/* Outputs of 32 MiB or more are streamed by the OpenMP merge path, in
- * windows of OMP_WINDOW elements: those inside one segment straight from
- * registers, the others through a buffer.  Mixed lengths (runs of ones,
- * short, empty and long segments), short lengths (the block writes and
- * windows of ones), segment ends at and beside window edges, and one huge
- * segment, past 32 MiB of int32 output, on every dtype pair and thread
- * count; on OpenMP also with its AVX-512 paths off. */
-START_TEST(test_elem_streamed)
+/* The OpenMP merge path writes in windows of OMP_WINDOW elements: those
+ * inside one segment straight from registers, the others by a flood or
+ * through a buffer; streamed for outputs of 32 MiB or more, and for smaller
+ * ones where the CPU has AVX-512 and the segments are short and uneven.
+ * Mixed lengths (runs of ones, short, empty and long segments), short
+ * lengths (the block writes and windows of ones), segment ends at and
+ * beside window edges, and one huge segment, past 32 MiB of int32 output
+ * (streamed) or under 32 MiB of int64 output, on every dtype pair and
+ * thread count; on OpenMP also with its AVX-512 paths off. */
+static void check_windows(int b, bool streamed)
 {
-    int b = test_backend_plain(_i);
     TEST_CONTEXT(ctx, b);
     int rounds = test_backend(b) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
-    size_t nsegs = 330000;
+    /* elements: past 32 MiB as int32, or under it as int64 */
+    int64_t n = streamed ? ((int64_t)33 << 20) / 4 : ((int64_t)31 << 20) / 8;
+    size_t nsegs = streamed ? 330000 : 30000;
     int64_t *mixed = mixed_lengths(nsegs, 9, 0);
-    int64_t *huge = test_gen_lengths(DIST_HUGE, 5, ((int64_t)33 << 20) / 4 + 3, 10);
+    int64_t *huge = test_gen_lengths(DIST_HUGE, 5, n + 3, 10);
     size_t nedges;
-    int64_t *edges = window_edge_lengths(((size_t)33 << 20) / 4 / OMP_WINDOW, &nedges);
-    size_t nshort = 3000000;
+    int64_t *edges = window_edge_lengths((size_t)n / OMP_WINDOW, &nedges);
+    size_t nshort = streamed ? 3000000 : 300000;
     int64_t *shorts = short_lengths(nshort, 11);
     int64_t *off = ref_offsets(mixed, nsegs);
-    ck_assert_msg(off[nsegs] * 4 > ((int64_t)32 << 20), "mixed case too small: %lld",
-                  (long long)off[nsegs]);
+    ck_assert_msg(streamed ? off[nsegs] * 4 > ((int64_t)32 << 20)
+                           : off[nsegs] * 8 < ((int64_t)32 << 20),
+                  "mixed case of the wrong size: %lld", (long long)off[nsegs]);
     free(off);
     off = ref_offsets(shorts, nshort);
-    ck_assert_msg(off[nshort] * 4 > ((int64_t)32 << 20) && off[nshort] < 16 * (int64_t)nshort,
-                  "short case too small or too long: %lld", (long long)off[nshort]);
+    ck_assert_msg((streamed ? off[nshort] * 4 > ((int64_t)32 << 20)
+                            : off[nshort] * 8 < ((int64_t)32 << 20)) &&
+                      off[nshort] < 16 * (int64_t)nshort,
+                  "short case of the wrong size or too long: %lld", (long long)off[nshort]);
     free(off);
+    const char *how = streamed ? "streamed" : "in cache";
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         char what[64];
-        snprintf(what, sizeof what, "streamed, mixed lengths, %d threads", nthreads);
+        snprintf(what, sizeof what, "%s, mixed lengths, %d threads", how, nthreads);
         check_lengths_all_dtypes(ctx, mixed, nsegs, RG_STRATEGY_MERGE_PATH, what);
-        snprintf(what, sizeof what, "streamed, short lengths, %d threads", nthreads);
+        snprintf(what, sizeof what, "%s, short lengths, %d threads", how, nthreads);
         check_lengths_all_dtypes(ctx, shorts, nshort, RG_STRATEGY_MERGE_PATH, what);
-        snprintf(what, sizeof what, "streamed, one huge segment, %d threads", nthreads);
+        snprintf(what, sizeof what, "%s, one huge segment, %d threads", how, nthreads);
         check_lengths_all_dtypes(ctx, huge, 5, RG_STRATEGY_MERGE_PATH, what);
-        snprintf(what, sizeof what, "streamed, ends at window edges, %d threads", nthreads);
+        snprintf(what, sizeof what, "%s, ends at window edges, %d threads", how, nthreads);
         check_lengths_all_dtypes(ctx, edges, nedges, RG_STRATEGY_MERGE_PATH, what);
     }
     test_threads_restore();
@@ -320,6 +327,17 @@ START_TEST(test_elem_streamed)
     free(shorts);
     free(mixed);
     rg_context_free(ctx);
+}
+
+START_TEST(test_elem_streamed)
+{
+    check_windows(test_backend_plain(_i), true);
+}
+END_TEST
+
+START_TEST(test_elem_windows)
+{
+    check_windows(test_backend_plain(_i), false);
 }
 END_TEST
 
@@ -742,6 +760,7 @@ Suite *parents_suite(void)
     tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_mixed, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_elem_streamed, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_loop_test(tc, test_elem_windows, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_elem_regular, 0, TEST_NBACKENDS_PLAIN);
     suite_add_tcase(s, tc);
 

@@ -256,21 +256,25 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
         }                                                                                  \
     }
 
-/* fill with streaming stores straight from registers, for a run of one
- * segment that covers a whole window (see merge_stream): 64-byte lines
- * where the CPU has AVX-512 (1.3x faster on an AMD EPYC, Zen 5), else
- * 16-byte stores.  Defined after stream_affine, below. */
+/* fill with stores straight from registers, for a run of one segment that
+ * covers a whole window (see merge_stream): 64-byte lines where the CPU has
+ * AVX-512 (1.3x faster on an AMD EPYC, Zen 5), else 16-byte stores;
+ * streaming ones where stream is set.  Defined after stream_affine, below. */
 #if RG_OMP_HAVE_STREAM
 #define RG_DEFINE_STREAM_RUN(N, T)                                                         \
     static inline void stream_run_##N(T *out, int64_t b, int64_t e, int64_t seg,           \
-                                      int64_t start, rg_elem_kind kind)                    \
+                                      int64_t start, rg_elem_kind kind, bool stream)       \
     {                                                                                      \
         if (have_avx512()) {                                                               \
             stream_affine_##N(out, b, e,                                                   \
                               kind == RG_ELEM_PARENTS ? seg                                \
                               : kind == RG_ELEM_LOCAL ? b - start                          \
                                                       : start,                             \
-                              kind == RG_ELEM_LOCAL);                                      \
+                              kind == RG_ELEM_LOCAL, stream);                              \
+            return;                                                                        \
+        }                                                                                  \
+        if (!stream) {                                                                     \
+            fill_##N(out, 0, b, e, seg, start, kind);                                      \
             return;                                                                        \
         }                                                                                  \
         typedef T lanes __attribute__((vector_size(16)));                                  \
@@ -292,8 +296,9 @@ RG_EACH_PAIR(RG_DEFINE_FROM_LENGTHS)
 #else
 #define RG_DEFINE_STREAM_RUN(N, T)                                                         \
     static inline void stream_run_##N(T *out, int64_t b, int64_t e, int64_t seg,           \
-                                      int64_t start, rg_elem_kind kind)                    \
+                                      int64_t start, rg_elem_kind kind, bool stream)       \
     {                                                                                      \
+        (void)stream;                                                                      \
         fill_##N(out, 0, b, e, seg, start, kind);                                          \
     }
 #endif
@@ -445,7 +450,11 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
 /* Writes what kind asks for for elements k0 .. k1-1, which lie in segments
  * i0 .. last, into out[k - shift]: segment by segment, clipped to
  * [k0, k1).  Segments that end at least a block before k1 are written in
- * whole blocks. */
+ * whole blocks.  Where the segments average a window or more, runs of a
+ * window or more into the output itself are stored from registers where
+ * the CPU has AVX-512 (stream_run without streaming: local index on one
+ * segment 1.8x faster in cache than by blocks, AMD EPYC Zen 5, 2^20 int64
+ * elements). */
 #define RG_DEFINE_MERGE_RANGE(ON, OT, IN, IT)                                              \
     static inline void merge_range_##ON##_##IN(OT *restrict out, int64_t shift,            \
                                                const IT *restrict o, int64_t i0,           \
@@ -478,6 +487,18 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
             }                                                                              \
             return;                                                                        \
         }                                                                                  \
+        if (shift == 0 && k1 - k0 >= RG_OMP_WINDOW * (last - i0 + 1) && have_avx512()) {   \
+            /* a loop of its own: the test per segment cost shorter ones 1.05x */          \
+            for (int64_t i = i0; i <= last; i++) {                                         \
+                int64_t start = o[i], stop = o[i + 1];                                     \
+                int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;            \
+                if (e - b >= RG_OMP_WINDOW)                                                \
+                    stream_run_##ON(out, b, e, i, start, kind, false);                     \
+                else                                                                       \
+                    fill_##ON(out, 0, b, e, i, start, kind);                               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
         for (int64_t i = i0; i <= last; i++) {                                             \
             int64_t start = o[i], stop = o[i + 1];                                         \
             int64_t b = start > k0 ? start : k0, e = stop < k1 ? stop : k1;                \
@@ -501,11 +522,21 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
 
 #if RG_OMP_HAVE_STREAM && defined(__GNUC__)
 #include <immintrin.h>
-/* out[k] = a + b (k - kw) for k in kw .. ke-1, streamed as lines made in
- * registers (a window of segments of length 1). */
+/* A 64-byte line v to the aligned p: streamed where stream is set, else a
+ * plain store, which keeps it in cache for an output that fits there. */
+__attribute__((target("avx512f"))) static inline void put_line(void *p, __m512i v, bool stream)
+{
+    if (stream)
+        _mm512_stream_si512(p, v);
+    else
+        _mm512_store_si512(p, v);
+}
+
+/* out[k] = a + b (k - kw) for k in kw .. ke-1, as lines made in registers
+ * (a window of segments of length 1), streamed where stream is set. */
 #define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
     __attribute__((target("avx512f"))) static void stream_affine_##N(                      \
-        T *out, int64_t kw, int64_t ke, int64_t a, int64_t b)                              \
+        T *out, int64_t kw, int64_t ke, int64_t a, int64_t b, bool stream)                 \
     {                                                                                      \
         typedef T line __attribute__((vector_size(64)));                                   \
         enum { L = 64 / sizeof(T) };                                                       \
@@ -516,7 +547,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         for (; k < ke && (k + L > ke || ((uintptr_t)(out + k) & 63)); k++)                 \
             out[k] = (T)(a + b * (k - kw));                                                \
         for (; k + L <= ke; k += L)                                                        \
-            _mm512_stream_si512((void *)(out + k), (__m512i)(step + (T)(a + b * (k - kw)))); \
+            put_line(out + k, (__m512i)(step + (T)(a + b * (k - kw))), stream);           \
         for (; k < ke; k++)                                                                \
             out[k] = (T)(a + b * (k - kw));                                                \
     }
@@ -549,25 +580,25 @@ __attribute__((target("avx512f"))) static inline __m512i scan_line(__m512i v)
     return _mm512_max_epi32(v, _mm512_alignr_epi32(v, z, 8));
 }
 
-/* Streams the 16 values a + r (a - r where neg) to out, 64-byte aligned:
- * r holds int32 lanes, a is a0 (int32 outputs) or a0 and a1 (int64 ones,
- * lanes 0-7 and 8-15), advanced by step after where neg (local index). */
+/* Stores the 16 values a + r (a - r where neg) to out, 64-byte aligned,
+ * streamed where stream is set: r holds int32 lanes, a is a0 (int32
+ * outputs) or a0 and a1 (int64 ones, lanes 0-7 and 8-15), advanced by step
+ * after where neg (local index). */
 __attribute__((target("avx512f"))) static inline void flood_store_i32(
-    int32_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
+    int32_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step, bool stream)
 {
     (void)a1;
-    _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi32(*a0, r) : _mm512_add_epi32(*a0, r));
+    put_line(out, neg ? _mm512_sub_epi32(*a0, r) : _mm512_add_epi32(*a0, r), stream);
     if (neg)
         *a0 = _mm512_add_epi32(*a0, step);
 }
 __attribute__((target("avx512f"))) static inline void flood_store_i64(
-    int64_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step)
+    int64_t *out, __m512i *a0, __m512i *a1, __m512i r, bool neg, __m512i step, bool stream)
 {
     __m512i lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r));
     __m512i hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1));
-    _mm512_stream_si512((void *)out, neg ? _mm512_sub_epi64(*a0, lo) : _mm512_add_epi64(*a0, lo));
-    _mm512_stream_si512((void *)(out + 8),
-                        neg ? _mm512_sub_epi64(*a1, hi) : _mm512_add_epi64(*a1, hi));
+    put_line(out, neg ? _mm512_sub_epi64(*a0, lo) : _mm512_add_epi64(*a0, lo), stream);
+    put_line(out + 8, neg ? _mm512_sub_epi64(*a1, hi) : _mm512_add_epi64(*a1, hi), stream);
     if (neg) {
         *a0 = _mm512_add_epi64(*a0, step);
         *a1 = _mm512_add_epi64(*a1, step);
@@ -616,7 +647,7 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
 #define RG_DEFINE_FLOOD_WINDOW(ON, OT, IN, IT)                                             \
     __attribute__((target("avx512f"))) static int64_t flood_window_##ON##_##IN(            \
         OT *out, int32_t *restrict marks, const IT *restrict o, int64_t i, int64_t kw,     \
-        int64_t ke, rg_elem_kind kind, bool ids)                                           \
+        int64_t ke, rg_elem_kind kind, bool ids, bool stream)                              \
     {                                                                                      \
         enum { L = 64 / sizeof(OT) };                                                      \
         bool parents = kind == RG_ELEM_PARENTS, local = kind == RG_ELEM_LOCAL;             \
@@ -641,7 +672,8 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
             int32_t *m = marks + (k - kw);                                                 \
             __m512i r = scan_line(_mm512_loadu_si512((const void *)m));                    \
             _mm512_storeu_si512((void *)m, _mm512_setzero_si512());                        \
-            flood_store_##ON(out + k, &a0, &a1, _mm512_max_epi32(r, vrun), local, step);   \
+            flood_store_##ON(out + k, &a0, &a1, _mm512_max_epi32(r, vrun), local, step,    \
+                             stream);                                                      \
             /* from r, not the stored max: the lines carry one max, not a chain */         \
             vrun = _mm512_max_epi32(vrun, _mm512_permutexvar_epi32(_mm512_set1_epi32(15), r)); \
         }                                                                                  \
@@ -663,26 +695,32 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
 #define RG_DEFINE_FLOOD_WINDOW(ON, OT, IN, IT)                                             \
     static int64_t flood_window_##ON##_##IN(OT *out, int32_t *restrict marks,             \
                                             const IT *restrict o, int64_t i, int64_t kw,   \
-                                            int64_t ke, rg_elem_kind kind, bool ids)       \
+                                            int64_t ke, rg_elem_kind kind, bool ids,       \
+                                            bool stream)                                   \
     {                                                                                      \
         (void)out, (void)marks, (void)o, (void)i, (void)kw, (void)ke, (void)kind, (void)ids; \
+        (void)stream;                                                                      \
         return -1; /* never called */                                                      \
     }
 
 #define RG_DEFINE_STREAM_AFFINE(N, T)                                                      \
-    static void stream_affine_##N(T *out, int64_t kw, int64_t ke, int64_t a, int64_t b)    \
+    static void stream_affine_##N(T *out, int64_t kw, int64_t ke, int64_t a, int64_t b,    \
+                                  bool stream)                                             \
     {                                                                                      \
-        (void)out, (void)kw, (void)ke, (void)a, (void)b; /* never called */                \
+        (void)out, (void)kw, (void)ke, (void)a, (void)b, (void)stream; /* never called */  \
     }
 RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 #endif
 
 RG_EACH_TYPE(RG_DEFINE_STREAM_RUN)
 
-/* buf's nbytes streamed to dst, by 64-byte stores where lines is set. */
-static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
+/* buf's nbytes to dst: streamed where stream is set (by 64-byte stores
+ * where lines is set), else copied plainly. */
+static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bool stream)
 {
-    if (lines)
+    if (!stream)
+        memcpy(dst, buf, nbytes);
+    else if (lines)
         stream_copy_lines(dst, buf, nbytes);
     else
         stream_copy(dst, buf, nbytes);
@@ -716,9 +754,10 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
                 /* and every later window inside segment i, in one go */                   \
                 int64_t end = (int64_t)o[i + 1] < k1 ? (int64_t)o[i + 1] : k1;             \
                 ke = end == k1 ? k1 : end / RG_OMP_WINDOW * RG_OMP_WINDOW;                 \
-                stream_run_##ON(out, kw, ke, i, o[i], kind);                               \
+                stream_run_##ON(out, kw, ke, i, o[i], kind, true);                         \
             } else if (lines &&                                                            \
-                       (j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids)) >= 0) { \
+                       (j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids,  \
+                                                     true)) >= 0) {                        \
                 i = j;                                                                     \
             } else {                                                                       \
                 j = segment_from_##IN(o, i, last, ke - 1);                                 \
@@ -766,7 +805,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
 #define RG_DEFINE_MERGE_STREAM_SHORT(ON, OT, IN, IT)                                       \
     RG_OMP_CLONES static void merge_stream_short_##ON##_##IN(                              \
         OT *restrict out, const IT *restrict o, int64_t i, int64_t last, int64_t k0,       \
-        int64_t k1, rg_elem_kind kind, bool ids)                                           \
+        int64_t k1, rg_elem_kind kind, bool ids, bool stream)                              \
     {                                                                                      \
         OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
         int32_t marks[RG_OMP_WINDOW];                                                      \
@@ -797,13 +836,13 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
                 stream_affine_##ON(out, kw, ke,                                            \
                                    kind == RG_ELEM_PARENTS ? i                             \
                                    : kind == RG_ELEM_LOCAL ? 0 : kw,                       \
-                                   kind != RG_ELEM_LOCAL);                                 \
+                                   kind != RG_ELEM_LOCAL, stream);                         \
                 i += n;                                                                    \
                 kw = ke;                                                                   \
                 continue;                                                                  \
             }                                                                              \
             int64_t j = lines && !unit ? flood_window_##ON##_##IN(out, marks, o, i, kw, ke, \
-                                                                  kind, ids)               \
+                                                                  kind, ids, stream)       \
                                        : -1;                                               \
             if (j >= 0) {                                                                  \
                 i = j;                                                                     \
@@ -837,18 +876,46 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
                 }                                                                          \
                 i = s - 1; /* the segment holding ke - 1 */                                \
             }                                                                              \
-            stream_out(out + kw, buf, (size_t)n * sizeof(OT), lines);                      \
+            stream_out(out + kw, buf, (size_t)n * sizeof(OT), lines, stream);              \
             kw = ke;                                                                       \
         }                                                                                  \
-        stream_fence();                                                                    \
+        if (stream)                                                                        \
+            stream_fence();                                                                \
     }
+
+/* Segments sampled by blocks_suffice. */
+#define RG_OMP_SAMPLE 256
+
+/* Whether merge_range writes the piece of segments i0 .. last (elements
+ * k0 .. k1-1) as fast as a flood in cache: it takes one block per segment
+ * without a mispredicted branch where the segments are no longer than a
+ * block and average 2 or more elements (fewer go element by element).
+ * Judged on the piece's first RG_OMP_SAMPLE segments. */
+#define RG_DEFINE_BLOCKS_SUFFICE(N, T)                                                     \
+    static bool blocks_suffice_##N(const T *o, int64_t i0, int64_t last, int64_t k0,       \
+                                   int64_t k1)                                             \
+    {                                                                                      \
+        if (k1 - k0 < 2 * (last - i0 + 1))                                                 \
+            return false;                                                                  \
+        int64_t end = last - i0 < RG_OMP_SAMPLE ? last : i0 + RG_OMP_SAMPLE;               \
+        bool longer = false;                                                               \
+        for (int64_t s = i0; s < end; s++)                                                 \
+            longer |= (int64_t)o[s + 1] - (int64_t)o[s] > RG_OMP_BLOCK;                    \
+        return !longer;                                                                    \
+    }
+RG_EACH_TYPE(RG_DEFINE_BLOCKS_SUFFICE)
 
 /* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
  * steps) is cut into one equal piece per thread; a thread finds where its
  * piece starts and ends by binary search on the two diagonals, then writes
- * its elements k0 .. k1-1: merge_stream for an output too large for the
- * caches unless the piece's segments are short, else merge_range.  Pieces
- * split segments, so no length distribution unbalances the threads. */
+ * its elements k0 .. k1-1 in windows: merge_stream_short where the piece's
+ * segments are short, else merge_stream.  The windows stream an output too
+ * large for the caches; one that fits takes them only where the CPU has
+ * AVX-512, which their in-cache gains come from (2^20 int64 elements, AMD
+ * EPYC Zen 5: parents and starts 1.5x and 2.5x faster on power-law and
+ * half-empty lengths, local index 1.4x to 3x on those and long ones), and
+ * merge_range otherwise.  Pieces split segments, so no length distribution
+ * unbalances the threads. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
     static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
@@ -868,13 +935,15 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
             int64_t i1 = path_search_##IN(o, nsegs, nelems, d1);                           \
             int64_t k0 = d0 - i0, k1 = d1 - i1;                                            \
             int64_t last = i1 < nsegs ? i1 : nsegs - 1;                                    \
-            if (!stream)                                                                   \
-                merge_range_##ON##_##IN(out, 0, o, i0, last, k0, k1, kind);                \
-            else if (k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1))                      \
+            bool short_ = k1 - k0 < RG_OMP_WINDOW_SHORT * (last - i0 + 1);                 \
+            if (short_ && (stream || (have_avx512() &&                                     \
+                                      !blocks_suffice_##IN(o, i0, last, k0, k1))))         \
                 merge_stream_short_##ON##_##IN(out, o, i0, last, k0, k1, kind,             \
-                                               nsegs <= INT32_MAX);                        \
-            else                                                                           \
+                                               nsegs <= INT32_MAX, stream);                \
+            else if (stream)                                                               \
                 merge_stream_##ON##_##IN(out, o, i0, last, k0, k1, kind, nsegs <= INT32_MAX); \
+            else                                                                           \
+                merge_range_##ON##_##IN(out, 0, o, i0, last, k0, k1, kind);                \
         }                                                                                  \
     }
 
@@ -918,7 +987,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines)
                 for (int64_t j = 0; j < n; j++)                                            \
                     dst[j] = (T)(pattern[j] + base);                                       \
                 if (stream)                                                                \
-                    stream_out(out + k, buf, (size_t)n * sizeof(T), lines);                \
+                    stream_out(out + k, buf, (size_t)n * sizeof(T), lines, true);          \
             }                                                                              \
             if (stream)                                                                    \
                 stream_fence();                                                            \
