@@ -707,7 +707,11 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
     static void stream_affine_##N(T *out, int64_t kw, int64_t ke, int64_t a, int64_t b,    \
                                   bool stream)                                             \
     {                                                                                      \
-        (void)out, (void)kw, (void)ke, (void)a, (void)b, (void)stream; /* never called */  \
+        /* plain stores: reached only where AVX-512 runs without this build's          \
+         * streaming stores (an x86-64 build without SSE2) */                              \
+        (void)stream;                                                                      \
+        for (int64_t k = kw; k < ke; k++)                                                  \
+            out[k] = (T)(a + b * (k - kw));                                                \
     }
 RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
 #endif
