@@ -891,7 +891,9 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
 #define RG_OMP_SAMPLE 256
 
 /* Whether merge_range writes the piece of segments i0 .. last (elements
- * k0 .. k1-1) as fast as a flood in cache: it takes one block per segment
+ * k0 .. k1-1) at least as fast as a flood in cache (uniform 1..8 lengths:
+ * a flood took 1.1x to 1.3x its time from 1.5 to 4 million int64
+ * elements, AMD EPYC Zen 5): it takes one block per segment
  * without a mispredicted branch where the segments are no longer than a
  * block and average 2 or more elements (fewer go element by element).
  * Judged on the piece's first RG_OMP_SAMPLE segments. */
@@ -912,14 +914,15 @@ RG_EACH_TYPE(RG_DEFINE_BLOCKS_SUFFICE)
 /* MERGE_PATH: the path through segment ends and elements (nsegs + nelems
  * steps) is cut into one equal piece per thread; a thread finds where its
  * piece starts and ends by binary search on the two diagonals, then writes
- * its elements k0 .. k1-1 in windows: merge_stream_short where the piece's
- * segments are short, else merge_stream.  The windows stream an output too
- * large for the caches; one that fits takes them only where the CPU has
- * AVX-512, which their in-cache gains come from (2^20 int64 elements, AMD
- * EPYC Zen 5: parents and starts 1.5x and 2.5x faster on power-law and
- * half-empty lengths, local index 1.4x to 3x on those and long ones), and
- * merge_range otherwise.  Pieces split segments, so no length distribution
- * unbalances the threads. */
+ * its elements k0 .. k1-1.  An output too large for the caches is streamed
+ * in windows: merge_stream_short where the piece's segments are short,
+ * else merge_stream.  One that fits is written by merge_range, but for a
+ * piece of short segments where the CPU has AVX-512 and blocks do not
+ * suffice: that takes merge_stream_short's floods with plain stores (2^20
+ * int64 elements, AMD EPYC Zen 5: parents and starts 1.3x to 1.5x faster
+ * on power-law lengths and 2x to 2.9x on half-empty ones, local index 1.6x
+ * to 3.5x).  Pieces split segments, so no length distribution unbalances
+ * the threads. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
     static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
