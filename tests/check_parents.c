@@ -167,8 +167,10 @@ START_TEST(test_elem_big)
 }
 END_TEST
 
-/* The OpenMP merge path's windows (RG_OMP_WINDOW of lib/omp/omp.c). */
+/* The OpenMP merge path's windows (RG_OMP_WINDOW of lib/omp/omp.c), and
+ * those of its floods in cache (RG_OMP_WINDOW_CACHED). */
 #define OMP_WINDOW 512
+#define OMP_WINDOW_CACHED 1024
 
 /* Lengths that change character every few hundred segments: runs of
  * all-length-1, short, empty (up to thousands in a row), 0/1 mixes and long
@@ -216,17 +218,17 @@ START_TEST(test_elem_mixed)
 }
 END_TEST
 
-/* Segments that end within 2 elements of every multiple of OMP_WINDOW (the
- * OpenMP merge path's stream windows), some followed by an empty segment or one
+/* Segments that end within 2 elements of every multiple of win (the
+ * OpenMP merge path's windows), some followed by an empty segment or one
  * of length 1, over nwin windows. */
-static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
+static int64_t *window_edge_lengths(int64_t win, size_t nwin, size_t *nsegs)
 {
     int64_t *len = malloc(3 * nwin * sizeof *len);
     ck_assert_ptr_nonnull(len);
     size_t k = 0;
     int64_t prev = 0;
     for (size_t m = 1; m <= nwin; m++) {
-        int64_t end = OMP_WINDOW * (int64_t)m + (int64_t)(m % 5) - 2;
+        int64_t end = win * (int64_t)m + (int64_t)(m % 5) - 2;
         len[k++] = end - prev;
         prev = end;
         if (m % 3 == 0)
@@ -240,13 +242,13 @@ static int64_t *window_edge_lengths(size_t nwin, size_t *nsegs)
     return len;
 }
 
-/* Short segments (under 16 elements on average) for the streamed merge
- * path's block writes: runs of ones long enough to cover whole windows,
+/* Short segments (under 16 elements on average) for the merge path's
+ * windows of win elements: runs of ones long enough to cover whole windows,
  * some broken by a 2 and a 0 (the same count of elements per segment, not
  * all ones), runs of uniform 0..20 (blocks of 16 and the longer
  * segments past them), and ones from a window edge up to a segment across
  * the next edge.  Other runs start anywhere in a window. */
-static int64_t *short_lengths(size_t nsegs, uint64_t seed)
+static int64_t *short_lengths(int64_t win, size_t nsegs, uint64_t seed)
 {
     int64_t *len = malloc(nsegs * sizeof *len);
     ck_assert_ptr_nonnull(len);
@@ -255,14 +257,14 @@ static int64_t *short_lengths(size_t nsegs, uint64_t seed)
         size_t run = 1 + test_rand(&seed) % 7000;
         int kind = (int)(test_rand(&seed) % 4);
         if (kind == 3) {
-            /* From a window edge: OMP_WINDOW - 1 ones and a segment of 3
-             * across the next edge (the ones before it do not make a window
-             * of ones), then OMP_WINDOW - 2 ones to the edge after. */
-            int64_t pad = (OMP_WINDOW - k % OMP_WINDOW) % OMP_WINDOW;
+            /* From a window edge: win - 1 ones and a segment of 3 across
+             * the next edge (the ones before it do not make a window of
+             * ones), then win - 2 ones to the edge after. */
+            int64_t pad = (win - k % win) % win;
             if (pad > 0 && i < nsegs)
                 k += len[i++] = pad;
-            for (int64_t r = 0; r < 2 * OMP_WINDOW - 2 && i < nsegs; r++, i++)
-                k += len[i] = r == OMP_WINDOW - 1 ? 3 : 1;
+            for (int64_t r = 0; r < 2 * win - 2 && i < nsegs; r++, i++)
+                k += len[i] = r == win - 1 ? 3 : 1;
             continue;
         }
         size_t broken = kind == 1 ? test_rand(&seed) % run : run;
@@ -275,7 +277,8 @@ static int64_t *short_lengths(size_t nsegs, uint64_t seed)
     return len;
 }
 
-/* The OpenMP merge path writes in windows of OMP_WINDOW elements: those
+/* The OpenMP merge path writes in windows of OMP_WINDOW elements
+ * (OMP_WINDOW_CACHED for floods under 32 MiB): those
  * inside one segment straight from registers, the others by a flood or
  * through a buffer; streamed for outputs of 32 MiB or more, and for smaller
  * ones where the CPU has AVX-512 and the segments are short and uneven.
@@ -293,10 +296,11 @@ static void check_windows(int b, bool streamed)
     size_t nsegs = streamed ? 330000 : 30000;
     int64_t *mixed = mixed_lengths(nsegs, 9, 0);
     int64_t *huge = test_gen_lengths(DIST_HUGE, 5, n + 3, 10);
+    int64_t win = streamed ? OMP_WINDOW : OMP_WINDOW_CACHED;
     size_t nedges;
-    int64_t *edges = window_edge_lengths((size_t)n / OMP_WINDOW, &nedges);
+    int64_t *edges = window_edge_lengths(win, (size_t)n / win, &nedges);
     size_t nshort = streamed ? 3000000 : 300000;
-    int64_t *shorts = short_lengths(nshort, 11);
+    int64_t *shorts = short_lengths(win, nshort, 11);
     int64_t *off = ref_offsets(mixed, nsegs);
     ck_assert_msg(streamed ? off[nsegs] * 4 > ((int64_t)32 << 20)
                            : off[nsegs] * 8 < ((int64_t)32 << 20),

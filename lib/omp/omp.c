@@ -515,6 +515,12 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
  * stores of the output then overlap more; 256 was slower on all-length-1
  * lengths, 8192 slower everywhere. */
 #define RG_OMP_WINDOW 512
+/* The windows of merge_stream_short for an output that fits in cache (not
+ * streamed): fewer windows, less work per element; against 512, paired
+ * (AMD EPYC Zen 5, power-law and half-empty lengths, 2^20 to 3.9 million
+ * int64 elements), 1024 took 0.80x to 0.96x the time; 2048 and 4096 were
+ * faster at 2^20 but slower from 3 million. */
+#define RG_OMP_WINDOW_CACHED 1024
 /* Pieces and windows whose segments average fewer elements than this are
  * written in place: there the work per segment, not the memory, bounds the
  * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
@@ -811,13 +817,14 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         OT *restrict out, const IT *restrict o, int64_t i, int64_t last, int64_t k0,       \
         int64_t k1, rg_elem_kind kind, bool ids, bool stream)                              \
     {                                                                                      \
-        OT buf[RG_OMP_WINDOW + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));           \
-        int32_t marks[RG_OMP_WINDOW];                                                      \
+        OT buf[RG_OMP_WINDOW_CACHED + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));    \
+        int32_t marks[RG_OMP_WINDOW_CACHED];                                               \
+        const int64_t win = stream ? RG_OMP_WINDOW : RG_OMP_WINDOW_CACHED;                 \
         bool lines = have_avx512();                                                        \
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
-            int64_t ke = (kw / RG_OMP_WINDOW + 1) * RG_OMP_WINDOW;                         \
+            int64_t ke = (kw / win + 1) * win;                                             \
             ke = ke < k1 ? ke : k1;                                                        \
             int64_t n = ke - kw;                                                           \
             while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
