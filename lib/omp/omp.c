@@ -926,10 +926,10 @@ RG_EACH_TYPE(RG_DEFINE_BLOCKS_SUFFICE)
  * else merge_stream.  One that fits is written by merge_range, but for a
  * piece of short segments where the CPU has AVX-512 and blocks do not
  * suffice: that takes merge_stream_short's floods with plain stores (2^20
- * int64 elements, AMD EPYC Zen 5: parents and starts 1.3x to 1.5x faster
- * on power-law lengths and 2x to 2.9x on half-empty ones, local index 1.6x
- * to 3.5x).  Pieces split segments, so no length distribution unbalances
- * the threads. */
+ * int64 elements, AMD EPYC Zen 5: parents and starts 1.4x to 1.6x faster
+ * on power-law lengths and 2.2x to 2.9x on half-empty ones, local index
+ * 1.8x to 3.6x).  Pieces split segments, so no length distribution
+ * unbalances the threads. */
 #define RG_DEFINE_MERGE_PATH(ON, OT, IN, IT)                                               \
     static void merge_path_##ON##_##IN(void *out_, const void *offsets, int64_t nsegs,     \
                                        int64_t nelems, rg_elem_kind kind, int team,        \
