@@ -447,6 +447,14 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         }                                                                                  \
     }
 
+/* Whether the segments i0 .. last, holding elements k0 .. k1-1, are mostly
+ * of length 0 or 1 (under 2 elements each on average): merge_range then
+ * stores segment by segment instead of in blocks. */
+static inline bool mostly_unit(int64_t i0, int64_t last, int64_t k0, int64_t k1)
+{
+    return k1 - k0 < 2 * (last - i0 + 1);
+}
+
 /* Writes what kind asks for for elements k0 .. k1-1, which lie in segments
  * i0 .. last, into out[k - shift]: segment by segment, clipped to
  * [k0, k1).  Segments that end at least a block before k1 are written in
@@ -464,7 +472,7 @@ typedef void (*elem_fn)(void *out, const void *offsets, int64_t nsegs, int64_t n
         /* Mostly length-0/1 segments: plain stores per segment (a block of 8 per          \
          * segment would be 8 stores per element).  Decided once per range, so             \
          * mixed lengths pay no misprediction. */                                          \
-        if (k1 - k0 < 2 * (last - i0 + 1)) {                                               \
+        if (mostly_unit(i0, last, k0, k1)) {                                               \
             for (int64_t i = i0; i <= last; i++) {                                         \
                 /* 8 segments of length 1 in a row: one vector store */                    \
                 while (i + RG_OMP_UNIT_RUN <= last && o[i] >= k0 &&                        \
@@ -908,7 +916,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
     static bool blocks_suffice_##N(const T *o, int64_t i0, int64_t last, int64_t k0,       \
                                    int64_t k1)                                             \
     {                                                                                      \
-        if (k1 - k0 < 2 * (last - i0 + 1))                                                 \
+        if (mostly_unit(i0, last, k0, k1))                                                 \
             return false;                                                                  \
         int64_t end = last - i0 < RG_OMP_SAMPLE ? last : i0 + RG_OMP_SAMPLE;               \
         bool longer = false;                                                               \
