@@ -14,11 +14,12 @@
  * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax (of
  * float64 values in [-0.5, 0.5), or with --int64 int64 values in
- * [-2^20, 2^20)), parents, local_index, starts (automatic
- * strategy and policy).  Prints, per file and op, the medians of R runs of
- * each build (after one warm-up), the median of the paired ratios new/old
- * (run k of new over run k of old), and whether the two outputs hold the same
- * bytes.  Exit status 0 when every output matched. */
+ * [-2^20, 2^20)), parents, local_index, starts (automatic strategy and
+ * policy), from_lengths (offsets from the file's lengths as int64).  Prints,
+ * per file and op, the medians of R runs of each build (after one warm-up),
+ * the median of the paired ratios new/old (run k of new over run k of old),
+ * and whether the two outputs hold the same bytes.  Exit status 0 when every
+ * output matched. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -43,6 +44,7 @@ typedef struct build {
     rg_status (*parents)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
     rg_status (*local_index)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
     rg_status (*starts)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
+    rg_status (*from_lengths)(rg_array *, const rg_array *);
     rg_context *ctx;
 } build;
 
@@ -55,7 +57,7 @@ static const struct {
     {"min", 1, RG_REDUCE_MIN},       {"max", 1, RG_REDUCE_MAX},
     {"argmin", 1, RG_REDUCE_ARGMIN}, {"argmax", 1, RG_REDUCE_ARGMAX},
     {"parents", 0, 0},               {"local_index", 0, 1},
-    {"starts", 0, 2},
+    {"starts", 0, 2},                {"from_lengths", 0, 3},
 };
 enum { NOPS = sizeof op_table / sizeof *op_table };
 
@@ -90,6 +92,7 @@ static void load(build *b, const char *path)
     *(void **)&b->parents = sym(h, "rg_parents");
     *(void **)&b->local_index = sym(h, "rg_local_index");
     *(void **)&b->starts = sym(h, "rg_segment_starts");
+    *(void **)&b->from_lengths = sym(h, "rg_offsets_from_lengths");
     if (b->context_create(&b->ctx, RG_BACKEND_OPENMP) != RG_OK)
         die("no OpenMP context in", path);
 }
@@ -142,13 +145,14 @@ static int64_t *read_offsets(const char *path, size_t *nsegs)
 
 /* Runs op k of op_table on build b: out must be of the op's output size. */
 static rg_status run(build *b, int k, rg_array *out, const rg_array *content,
-                     const rg_array *offsets)
+                     const rg_array *offsets, const rg_array *lengths)
 {
     if (op_table[k].reduce)
         return b->reduce(out, content, offsets, op_table[k].op, RG_REDUCE_POLICY_AUTO, NULL);
     switch ((int)op_table[k].op) {
     case 0: return b->parents(out, offsets, RG_STRATEGY_AUTO, NULL);
     case 1: return b->local_index(out, offsets, RG_STRATEGY_AUTO, NULL);
+    case 3: return b->from_lengths(out, lengths);
     default: return b->starts(out, offsets, RG_STRATEGY_AUTO, NULL);
     }
 }
@@ -190,7 +194,7 @@ int main(int argc, char **argv)
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
                         "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents "
-                        "local_index starts (default: sum min argmax parents)\n");
+                        "local_index starts from_lengths (default: sum min argmax parents)\n");
         return 2;
     }
     if (!any_op)
@@ -225,17 +229,23 @@ int main(int argc, char **argv)
             else
                 xf[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
         }
-        rg_array *o[2], *c[2];
+        int64_t *lens = malloc((nsegs ? nsegs : 1) * sizeof *lens);
+        if (!lens)
+            die("out of memory", files[f]);
+        for (size_t i = 0; i < nsegs; i++)
+            lens[i] = off[i + 1] - off[i];
+        rg_array *o[2], *c[2], *ls[2];
         for (int l = 0; l < 2; l++)
             if (b[l].from_host(&o[l], b[l].ctx, RG_INT64, off, nsegs + 1) != RG_OK ||
-                b[l].from_host(&c[l], b[l].ctx, ints ? RG_INT64 : RG_FLOAT64, x, n) != RG_OK)
+                b[l].from_host(&c[l], b[l].ctx, ints ? RG_INT64 : RG_FLOAT64, x, n) != RG_OK ||
+                b[l].from_host(&ls[l], b[l].ctx, RG_INT64, lens, nsegs) != RG_OK)
                 die("cannot copy the data in", b[l].context_error(b[l].ctx));
         const char *name = strrchr(files[f], '/');
         name = name ? name + 1 : files[f];
         for (int k = 0; k < NOPS; k++) {
             if (!want[k])
                 continue;
-            size_t len = op_table[k].reduce ? nsegs : n;
+            size_t len = op_table[k].reduce ? nsegs : op_table[k].op == 3 ? nsegs + 1 : n;
             rg_dtype dt = !ints && op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
                                   op_table[k].op != RG_REDUCE_ARGMAX
                               ? RG_FLOAT64
@@ -247,7 +257,7 @@ int main(int argc, char **argv)
             for (int r = -1; r < reps; r++)
                 for (int l = 0; l < 2; l++) {
                     double t0 = now();
-                    if (run(&b[l], k, out[l], c[l], o[l]) != RG_OK)
+                    if (run(&b[l], k, out[l], c[l], o[l], ls[l]) != RG_OK)
                         die(op_table[k].name, b[l].context_error(b[l].ctx));
                     if (r >= 0)
                         t[l][r] = now() - t0;
@@ -273,9 +283,11 @@ int main(int argc, char **argv)
         }
         for (int l = 0; l < 2; l++) {
             b[l].array_free(o[l]);
+            b[l].array_free(ls[l]);
             b[l].array_free(c[l]);
         }
         free(x);
+        free(lens);
         free(off);
     }
     for (int l = 0; l < 2; l++)

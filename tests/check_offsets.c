@@ -260,20 +260,48 @@ START_TEST(test_lengths_small)
 }
 END_TEST
 
+/* Past 2^20 segments: the OpenMP scan's blocks of 2^16 lengths, dealt out
+ * to 1, 2, 3 and 5 threads (more threads than this machine's cores, so that
+ * some wait on blocks whose owner lost the CPU and sum them themselves), and
+ * ends past 2^62 (each block's end is a word of its own). */
 START_TEST(test_lengths_big)
 {
     TEST_CONTEXT(ctx, test_backend_plain(_i));
-    /* Past 2^20 segments (several scan blocks), and a huge single segment. */
-    size_t nsegs = (1u << 20) + 4321;
-    int64_t *len = test_gen_lengths(DIST_SHORT, nsegs, 0, 7);
-    check_round_trip(ctx, len, nsegs, "short, big");
-    free(len);
-    len = test_gen_lengths(DIST_POWER_LAW, nsegs, 1000, 8);
-    check_round_trip(ctx, len, nsegs, "power-law, big");
-    free(len);
-    len = test_gen_lengths(DIST_HUGE, 1001, (1 << 21) + 3, 9);
-    check_round_trip(ctx, len, 1001, "huge");
-    free(len);
+    int omp = rg_context_backend(ctx) == RG_BACKEND_OPENMP;
+    size_t nsegs = (1u << 20) + 4321, nwide = 3 * ((size_t)1 << 16) + 17;
+    int64_t *shortl = test_gen_lengths(DIST_SHORT, nsegs, 0, 7);
+    int64_t *power = test_gen_lengths(DIST_POWER_LAW, nsegs, 1000, 8);
+    int64_t *huge = test_gen_lengths(DIST_HUGE, 1001, (1 << 21) + 3, 9);
+    int64_t *wide = malloc(nwide * sizeof *wide);
+    ck_assert_ptr_nonnull(wide);
+    for (size_t i = 0; i < nwide; i++) /* a total within 2^31 of INT64_MAX */
+        wide[i] = INT64_MAX / (int64_t)nwide - (int64_t)(i % 3);
+    int64_t *want = ref_offsets(wide, nwide);
+    ck_assert(want[nwide] > ((int64_t)1 << 62));
+    for (int round = 0, nthreads; (nthreads = omp ? test_threads(round) : round == 0) > 0;
+         round++) {
+        check_round_trip(ctx, shortl, nsegs, "short, big");
+        check_round_trip(ctx, power, nsegs, "power-law, big");
+        check_round_trip(ctx, huge, 1001, "huge");
+        rg_array *lengths = test_array_from_i64(ctx, RG_INT64, wide, nwide);
+        rg_array *offsets = test_array_filled(ctx, RG_INT64, nwide + 1, -3);
+        ck_assert_msg(rg_offsets_from_lengths(offsets, lengths) == RG_OK, "%s",
+                      rg_context_error(ctx));
+        int64_t *got = test_read_i64(offsets);
+        char what[64];
+        snprintf(what, sizeof what, "ends past 2^62, %d threads", nthreads);
+        test_expect_i64(got, want, nwide + 1, what);
+        free(got);
+        rg_array_free(offsets);
+        rg_array_free(lengths);
+    }
+    if (omp)
+        test_threads_restore();
+    free(want);
+    free(wide);
+    free(huge);
+    free(power);
+    free(shortl);
     rg_context_free(ctx);
 }
 END_TEST

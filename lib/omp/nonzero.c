@@ -322,13 +322,6 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
 #define RG_NZ_VALUE(d) ((int64_t)((d) & (RG_NZ_COUNTED - 1)))
 #define RG_NZ_SPIN 4096                    /* checks before counting a block oneself */
 
-static inline void nz_pause(void)
-{
-#if RG_OMP_HAVE_STREAM
-    _mm_pause();
-#endif
-}
-
 /* The published value of block j, waiting a little for it and else counting
  * the block. */
 static uint64_t nz_lookup(uint64_t *desc, size_t j, nz_count_fn count, const void *data,
@@ -338,7 +331,7 @@ static uint64_t nz_lookup(uint64_t *desc, size_t j, nz_count_fn count, const voi
     for (int spin = 0; spin < RG_NZ_SPIN; spin++) {
         if ((d = __atomic_load_n(&desc[j], __ATOMIC_ACQUIRE)) != 0)
             return d;
-        nz_pause();
+        spin_pause();
     }
     size_t k0 = j * RG_NZ_CHAIN_BLOCK, k1 = n - k0 < RG_NZ_CHAIN_BLOCK ? n : k0 + RG_NZ_CHAIN_BLOCK;
     uint64_t mine = RG_NZ_COUNTED | (uint64_t)count(data, mask, k0, k1);

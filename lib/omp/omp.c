@@ -158,36 +158,83 @@ RG_EACH_TYPE(RG_DEFINE_LENGTHS_TOTAL)
             len[i] = (OT)((int64_t)o[i + 1] - (int64_t)o[i]);                              \
     }
 
-/* offsets_from_lengths: a two-pass scan.  Each thread sums its part of the
- * lengths, one thread scans the nt partial sums, then each thread writes the
- * offsets of its part starting from its partial. */
+/* offsets_from_lengths in one pass over memory, as nonzero's chained pass
+ * (nonzero.c): the lengths are cut into blocks that fit in a core's cache,
+ * dealt out in turn (thread t takes blocks t, t + nt, ...).  A thread sums
+ * its block (reading it from memory), publishes the sum, walks back over the
+ * values published before it for the offset its block starts at (a block's
+ * sum is added and the walk goes on; the offset a block ends at ends it),
+ * publishes its own end, and writes its offsets from cache.  A block still
+ * unsummed after a short spin (its owner may have lost the CPU) is summed by
+ * the waiter.  Ends may need all 63 bits, so a block's state (0 nothing yet,
+ * 1 summed, 2 ended) is a word of its own, stored with release after the
+ * value it announces.  The two-pass scan it replaced read the lengths from
+ * memory twice. */
+#define RG_SCAN_BLOCK ((size_t)1 << 16) /* 512 KiB of int64 lengths */
+#define RG_SCAN_SPIN 4096                /* checks before summing a block oneself */
+
+typedef struct scan_desc {
+    int64_t sum, end;
+    int state;
+} scan_desc;
+
+typedef int64_t (*block_sum_fn)(const void *lengths, size_t k0, size_t k1);
+
+#define RG_DEFINE_BLOCK_SUM(N, T)                                                          \
+    static int64_t block_sum_##N(const void *lengths, size_t k0, size_t k1)                \
+    {                                                                                      \
+        const T *len = lengths;                                                            \
+        int64_t s = 0;                                                                     \
+        RG_OMP(simd reduction(+ : s))                                                      \
+        for (size_t i = k0; i < k1; i++)                                                   \
+            s += len[i];                                                                   \
+        return s;                                                                          \
+    }
+RG_EACH_TYPE(RG_DEFINE_BLOCK_SUM)
+
+/* The offset block b starts at, from the blocks before it. */
+static int64_t scan_before(scan_desc *d, size_t b, block_sum_fn sum, const void *lengths,
+                           size_t n)
+{
+    int64_t before = 0;
+    for (size_t j = b; j-- > 0;) {
+        int state = 0;
+        for (int spin = 0; spin < RG_SCAN_SPIN; spin++) {
+            if ((state = __atomic_load_n(&d[j].state, __ATOMIC_ACQUIRE)) != 0)
+                break;
+            spin_pause();
+        }
+        if (state == 2)
+            return before + d[j].end;
+        size_t k0 = j * RG_SCAN_BLOCK, k1 = k0 + RG_SCAN_BLOCK; /* j < b: a whole block */
+        before += state == 1 ? d[j].sum : sum(lengths, k0, k1);
+    }
+    return before;
+}
+
 #define RG_DEFINE_FROM_LENGTHS(ON, OT, IN, IT)                                             \
     static void from_lengths_##ON##_##IN(void *offsets, const void *lengths, size_t nsegs, \
-                                         int team, int64_t *partial)                       \
+                                         scan_desc *d)                                     \
     {                                                                                      \
         OT *restrict o = offsets;                                                          \
         const IT *restrict len = lengths;                                                  \
-        (void)team;                                                                        \
+        size_t nblocks = (nsegs + RG_SCAN_BLOCK - 1) / RG_SCAN_BLOCK;                      \
         o[0] = 0;                                                                          \
-        RG_OMP(parallel num_threads(team))                                                 \
+        RG_OMP(parallel num_threads(team_size(nsegs)))                                     \
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
-            size_t begin = part_begin(nsegs, t, nt), end = part_begin(nsegs, t + 1, nt);   \
-            int64_t sum = 0;                                                               \
-            for (size_t i = begin; i < end; i++)                                           \
-                sum += len[i];                                                             \
-            partial[t + 1] = sum;                                                          \
-            RG_OMP(barrier)                                                                \
-            RG_OMP(single)                                                                 \
-            {                                                                              \
-                partial[0] = 0;                                                            \
-                for (int j = 1; j <= nt; j++)                                              \
-                    partial[j] += partial[j - 1];                                          \
-            }                                                                              \
-            sum = partial[t];                                                              \
-            for (size_t i = begin; i < end; i++) {                                         \
-                sum += len[i];                                                             \
-                o[i + 1] = (OT)sum;                                                        \
+            for (size_t b = (size_t)t; b < nblocks; b += (size_t)nt) {                     \
+                size_t k0 = b * RG_SCAN_BLOCK;                                             \
+                size_t k1 = nsegs - k0 < RG_SCAN_BLOCK ? nsegs : k0 + RG_SCAN_BLOCK;       \
+                d[b].sum = block_sum_##IN(len, k0, k1);                                    \
+                __atomic_store_n(&d[b].state, 1, __ATOMIC_RELEASE);                        \
+                int64_t s = scan_before(d, b, block_sum_##IN, len, nsegs);                 \
+                d[b].end = s + d[b].sum;                                                   \
+                __atomic_store_n(&d[b].state, 2, __ATOMIC_RELEASE);                        \
+                for (size_t i = k0; i < k1; i++) {                                         \
+                    s += len[i];                                                           \
+                    o[i + 1] = (OT)s;                                                      \
+                }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
@@ -1354,17 +1401,17 @@ static rg_status omp_lengths_total(const rg_array *lengths, int64_t *first_negat
 
 static rg_status omp_offsets_from_lengths(rg_array *offsets, const rg_array *lengths)
 {
-    static void (*const fns[4])(void *, const void *, size_t, int, int64_t *) =
+    static void (*const fns[4])(void *, const void *, size_t, scan_desc *) =
         RG_PAIR_TABLE(from_lengths);
     if (!is_index_dtype(offsets->dtype) || !is_index_dtype(lengths->dtype))
         return dtype_error(offsets->ctx, "offsets_from_lengths");
-    int team = team_size(lengths->length);
-    int64_t *partial = team_scratch(offsets->ctx, team);
-    if (!partial)
-        return RG_ENOMEM;
-    fns[pair_index(offsets->dtype, lengths->dtype)](offsets->host, lengths->host,
-                                                    lengths->length, team, partial);
-    free(partial);
+    size_t n = lengths->length, nblocks = (n + RG_SCAN_BLOCK - 1) / RG_SCAN_BLOCK;
+    scan_desc *d = calloc(nblocks, sizeof *d);
+    if (!d)
+        return rg_set_error(offsets->ctx, RG_ENOMEM,
+                            "OpenMP backend: out of host memory for %zu scan blocks", nblocks);
+    fns[pair_index(offsets->dtype, lengths->dtype)](offsets->host, lengths->host, n, d);
+    free(d);
     return RG_OK;
 }
 

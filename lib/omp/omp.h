@@ -115,6 +115,15 @@ static inline void stream_fence(void)
 #endif
 }
 
+/* A pause in a loop that waits on another thread's store (SSE2's pause):
+ * it spares the sibling hyperthread and the memory order machinery. */
+static inline void spin_pause(void)
+{
+#if RG_OMP_HAVE_STREAM
+    _mm_pause();
+#endif
+}
+
 /* dst[0 .. nbytes) = src[0 .. nbytes) with streaming stores, where dst and
  * nbytes are multiples of 4 (a plain memcpy without them).  The 4-byte
  * stores before and after the 16-byte aligned middle are streamed too. */
