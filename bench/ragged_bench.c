@@ -37,7 +37,7 @@ static void usage(FILE *f)
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
             "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
-            "         sum min argmax\n"
+            "         sum min argmax compose nested_parents segment_nonzero list_append segd\n"
             "  strategies: all (default) or some of auto bsearch per-segment flood merge-path\n"
             "         (the reductions' policies: auto per-segment merge-path)\n"
             "Medians of R runs (default 5) after one warm-up (one run where the warm-up\n"
@@ -81,7 +81,7 @@ static void parse_options(int argc, char **argv, options *o)
     snprintf(o->dists, sizeof o->dists, "short,medium,long,powerlaw,halfempty,ones,huge");
     snprintf(o->ops, sizeof o->ops,
              "lengths,from_lengths,offsets_check,parents,local_index,starts,nonzero,sum,min,"
-             "argmax");
+             "argmax,compose,nested_parents,segment_nonzero,list_append,segd");
     o->reps = 5;
     o->recheck = 0;
     snprintf(o->strategies, sizeof o->strategies, "all");
@@ -228,6 +228,14 @@ struct job {
     rg_reduce_op op;
     rg_reduce_policy policy, used_policy;
     job_fn fn;
+    /* the ops of bench_more: */
+    rg_array *outer;          /* a level above offsets (compose, nested_parents) */
+    const int64_t *host_len;  /* the lengths in host memory (lists, descriptors) */
+    const int64_t *host_data; /* n int64 elements (list_append) */
+    size_t nsegs;
+    void *dst;                /* the host ceiling's memcpy: dst, src, bytes */
+    const void *src;
+    size_t bytes;
 };
 
 /* The median of t[0 .. n) (sorts t). */
@@ -689,6 +697,204 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
     free(values);
 }
 
+/* ---- the other primitives ---------------------------------------------------- */
+
+static rg_status run_compose(job *j) { return rg_offsets_compose(j->out, j->outer, j->offsets); }
+static rg_status run_nested_parents(job *j)
+{
+    const rg_array *levels[2] = {j->outer, j->offsets};
+    return rg_nested_parents(j->out, levels, 2, 0, 2, RG_STRATEGY_AUTO, &j->used);
+}
+/* Per-segment nonzero: its two results are new arrays, freed in the timing. */
+static rg_status run_segment_nonzero(job *j)
+{
+    rg_array *offsets_out = NULL, *positions = NULL;
+    rg_status st = rg_segment_nonzero(&offsets_out, &positions, j->scratch, j->offsets);
+    rg_array_free(positions);
+    rg_array_free(offsets_out);
+    return st;
+}
+/* A list built by appending every segment as an item, from an empty one. */
+static rg_status run_list_append(job *j)
+{
+    rg_list *list;
+    rg_status st = rg_list_create(&list, g_ctx, RG_INT64, 0);
+    const int64_t *item = j->host_data;
+    for (size_t i = 0; st == RG_OK && i < j->nsegs; item += j->host_len[i++])
+        st = rg_list_append(list, item, (size_t)j->host_len[i]);
+    rg_list_free(list);
+    return st;
+}
+/* A descriptor from the lengths, split element-wise across 64 workers and
+ * glued back (the split itself reads only 64 binary searches' worth). */
+static rg_status run_segd(job *j)
+{
+    rg_segd *segd = NULL, *glued = NULL;
+    rg_dsegd *split = NULL;
+    rg_status st = rg_segd_from_lengths(&segd, g_ctx, j->host_len, j->nsegs);
+    if (st == RG_OK)
+        st = rg_segd_split_elems(&split, segd, 64);
+    if (st == RG_OK)
+        st = rg_dsegd_glue(&glued, split);
+    rg_segd_free(glued);
+    rg_dsegd_free(split);
+    rg_segd_free(segd);
+    return st;
+}
+/* The ceiling of host-side work (lists and descriptors run on one thread
+ * in host memory, on every backend): one memcpy of half the op's bytes,
+ * which reads and writes them all. */
+static rg_status run_memcpy(job *j)
+{
+    memcpy(j->dst, j->src, j->bytes);
+    return RG_OK;
+}
+
+/* Times op j against ceil in turns and reports it. */
+static void report_paired(const options *o, row *r, job *j, job *ceil)
+{
+    paired pt = time_paired(j, ceil, o->reps);
+    r->seconds = pt.op;
+    r->ceiling_seconds = pt.ceiling;
+    r->ratio = pt.ratio;
+    report(r);
+}
+
+/* The primitives beyond the per-distribution tables above, on the same
+ * lengths.  Byte models (8-byte elements):
+ * - compose: an outer level over the segments (uniform 1..8 of them per
+ *   outer item) composed with the offsets, out[i] = offsets[outer[i]]:
+ *   outer read, offsets gathered, out written (3 x 8 (nouter + 1));
+ *   ceiling: a fill of out.
+ * - nested_parents: the outer item of every element through both levels:
+ *   both levels read, n written; ceiling: a fill of n.
+ * - segment_nonzero: float64 content, half of it zero at random, and the
+ *   offsets read; positions (nnz) and their offsets (nsegs + 1) written, into
+ *   new arrays; ceiling: a copy moving as many bytes (as nonzero).
+ * - list_append: every segment appended as an item to an empty int64 list
+ *   (created and freed in the timing): n elements and nsegs offsets, each
+ *   read and written; ceiling: a host memcpy of those bytes.
+ * - segd: rg_segd_from_lengths (lengths read, offsets and lengths written),
+ *   rg_segd_split_elems on 64 workers and rg_dsegd_glue (offsets read,
+ *   offsets and lengths written): 48 nsegs; ceiling: a host memcpy. */
+static void bench_more(const options *o, const char *backend, int d, int64_t n)
+{
+    static const char *const names[] = {"compose", "nested_parents", "segment_nonzero",
+                                        "list_append", "segd"};
+    int any = 0;
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        any |= has_word(o->ops, names[k]);
+    if (!any)
+        return;
+    size_t nsegs, nouter = 0;
+    int64_t *len = make_lengths(d, n, &nsegs);
+    int64_t *outer_len = malloc((nsegs ? nsegs : 1) * sizeof *outer_len);
+    int64_t *data = malloc((size_t)n * sizeof *data);
+    if (!outer_len || !data)
+        die("out of memory");
+    uint64_t seed = 17;
+    for (size_t left = nsegs; left > 0; nouter++) {
+        int64_t l = 1 + (int64_t)(splitmix64(&seed) % 8);
+        outer_len[nouter] = (size_t)l < left ? l : (int64_t)left;
+        left -= (size_t)outer_len[nouter];
+    }
+    for (int64_t k = 0; k < n; k++)
+        data[k] = uniform01(&seed) < 0.5 ? 0 : k + 1;
+    job j = {.host_len = len, .host_data = data, .nsegs = nsegs};
+    rg_array *outer_lengths;
+    check(rg_array_from_host(&j.lengths, g_ctx, RG_INT64, len, nsegs), "lengths");
+    check(rg_array_from_host(&outer_lengths, g_ctx, RG_INT64, outer_len, nouter), "lengths");
+    j.offsets = new_array(RG_INT64, nsegs + 1);
+    j.outer = new_array(RG_INT64, nouter + 1);
+    check(rg_offsets_from_lengths(j.offsets, j.lengths), "offsets");
+    check(rg_offsets_from_lengths(j.outer, outer_lengths), "outer offsets");
+    rg_array *elem_out = new_array(RG_INT64, (size_t)n), *outer_out = new_array(RG_INT64, nouter + 1);
+    rg_array *src = new_array(RG_INT64, (size_t)n);
+    const int64_t one = 1;
+    check(rg_array_fill(src, &one), "fill"); /* see bench_case */
+    job ceil = {.out = elem_out, .scratch = src, .fn = run_copy};
+    double copy_gbps = 2.0 * 8.0 * (double)n / time_job(&ceil, o->reps) * 1e-9;
+    row r = {backend, "", dist_names[d], "-", "fill", n, nsegs, 0, 0, 0, copy_gbps, 0};
+
+    if (has_word(o->ops, "compose")) {
+        job fill = {.out = outer_out, .fn = run_fill};
+        j.out = outer_out;
+        j.fn = run_compose;
+        r.op = "compose";
+        r.bytes = 3.0 * 8.0 * (double)(nouter + 1);
+        report_paired(o, &r, &j, &fill);
+    }
+    if (has_word(o->ops, "nested_parents")) {
+        job fill = {.out = elem_out, .fn = run_fill};
+        j.out = elem_out;
+        j.fn = run_nested_parents;
+        r.op = "nested_parents";
+        r.bytes = 8.0 * (double)(nouter + 1 + nsegs + 1) + 8.0 * (double)n;
+        report_paired(o, &r, &j, &fill);
+    }
+    if (has_word(o->ops, "segment_nonzero")) {
+        int64_t nnz = 0;
+        for (int64_t k = 0; k < n; k++)
+            nnz += data[k] != 0;
+        double *x = malloc((size_t)n * sizeof *x);
+        if (!x)
+            die("out of memory");
+        for (int64_t k = 0; k < n; k++)
+            x[k] = (double)data[k];
+        check(rg_array_from_host(&j.scratch, g_ctx, RG_FLOAT64, x, (size_t)n), "content");
+        free(x);
+        j.fn = run_segment_nonzero;
+        r.op = "segment_nonzero";
+        r.ceiling = "copy";
+        r.bytes = 8.0 * (double)n + 16.0 * (double)(nsegs + 1) + 8.0 * (double)nnz;
+        r.seconds = time_job(&j, o->reps);
+        r.ceiling_seconds = r.bytes / (copy_gbps * 1e9);
+        r.ratio = 0;
+        report(&r);
+        rg_array_free(j.scratch);
+        j.scratch = NULL;
+    }
+    /* Host-side work: against a host memcpy of half its bytes. */
+    r.ceiling = "mcpy";
+    if (has_word(o->ops, "list_append")) {
+        job mc = {.dst = malloc((size_t)n * 8 + nsegs * 8 + 8), .src = data,
+                  .bytes = (size_t)n * 8 + nsegs * 8, .fn = run_memcpy};
+        if (!mc.dst || n < (int64_t)nsegs)
+            die("out of memory");
+        memset(mc.dst, 1, mc.bytes); /* written once: see bench_case */
+        j.fn = run_list_append;
+        r.op = "list_append";
+        r.bytes = 2.0 * (double)mc.bytes;
+        report_paired(o, &r, &j, &mc);
+        free(mc.dst);
+    }
+    if (has_word(o->ops, "segd")) {
+        size_t bytes = 24 * nsegs; /* half of 48 nsegs */
+        job mc = {.dst = malloc(bytes + 8), .src = malloc(bytes + 8), .bytes = bytes,
+                  .fn = run_memcpy};
+        if (!mc.dst || !mc.src)
+            die("out of memory");
+        memset(mc.dst, 1, bytes + 8);
+        memset((void *)mc.src, 2, bytes + 8);
+        j.fn = run_segd;
+        r.op = "segd";
+        r.bytes = 2.0 * (double)bytes;
+        report_paired(o, &r, &j, &mc);
+        free(mc.dst);
+        free((void *)mc.src);
+    }
+    rg_array_free(src);
+    rg_array_free(outer_out);
+    rg_array_free(elem_out);
+    rg_array_free(j.outer);
+    rg_array_free(j.offsets);
+    rg_array_free(outer_lengths);
+    rg_array_free(j.lengths);
+    free(data);
+    free(outer_len);
+    free(len);
+}
+
 static void bench_backend(const options *o, const char *backend)
 {
     rg_backend b = !strcmp(backend, "opencl") ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
@@ -719,6 +925,7 @@ static void bench_backend(const options *o, const char *backend)
             if (has_word(o->dists, dist_names[d])) {
                 bench_case(o, backend, d, (int64_t)v);
                 bench_reduce(o, backend, d, (int64_t)v);
+                bench_more(o, backend, d, (int64_t)v);
             }
         if (has_word(o->ops, "nonzero"))
             bench_nonzero(o, backend, (int64_t)v);

@@ -203,9 +203,13 @@ rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
      * positions' length as the count. */
     if (st == RG_OK)
         rg_array_trim(positions, (size_t)count);
-    if (st == RG_OK)
+    /* The backend writes every offset; with no non-zeros, zeros are right.
+     * (Zeroing first cost about as much as the rest on a large result: fresh
+     * pages, then the backend's writes.) */
+    if (st == RG_OK && count > 0)
+        st = rg_array_create_uninit(&seg_offsets, ctx, RG_INT64, offsets->length);
+    else if (st == RG_OK)
         st = rg_array_create(&seg_offsets, ctx, RG_INT64, offsets->length);
-    /* With no non-zeros the zero-filled offsets are already right. */
     if (st == RG_OK && count > 0)
         st = ctx->ops->segment_nonzero(seg_offsets, positions, offsets);
     if (st != RG_OK) {

@@ -868,6 +868,61 @@ START_TEST(test_segment_nonzero)
 }
 END_TEST
 
+/* The OpenMP walk gives each thread an equal share of the positions: with
+ * 1, 2, 3 and 5 threads, shares that start and end in runs of empty
+ * segments, fewer non-zeros than threads, and all of them in the first or
+ * the last segment. */
+START_TEST(test_segment_nonzero_shares)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    int omp = rg_context_backend(ctx) == RG_BACKEND_OPENMP;
+    size_t nsegs = 100000;
+    int64_t *len = test_gen_lengths(DIST_HALF_EMPTY, nsegs, 0, 77);
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    /* one segment of n elements, then nsegs - 1 empty ones (and reversed) */
+    int64_t *front = calloc(nsegs + 1, sizeof *front), *back = calloc(nsegs + 1, sizeof *back);
+    double *x = calloc(n, sizeof *x);
+    ck_assert_ptr_nonnull(front);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 1; i <= nsegs; i++)
+        front[i] = (int64_t)n;
+    back[nsegs] = (int64_t)n;
+    for (int round = 0, nthreads; (nthreads = omp ? test_threads(round) : round == 0) > 0;
+         round++) {
+        static const size_t few[] = {1, 2, 3, 4, 7};
+        char what[96];
+        for (size_t f = 0; f < sizeof few / sizeof *few; f++) {
+            memset(x, 0, n * sizeof *x);
+            for (size_t k = 0; k < few[f]; k++) /* spread over the content */
+                x[(n - 1) / (few[f] + 1) * (k + 1)] = 1.0 + (double)k;
+            snprintf(what, sizeof what, "%zu non-zeros, %d threads", few[f], nthreads);
+            check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, off, nsegs, RG_INT64,
+                           what);
+            check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, front, nsegs, RG_INT64,
+                           what);
+            check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, back, nsegs, RG_INT32,
+                           what);
+        }
+        for (size_t k = 0; k < n; k++) /* dense runs, with zeros at share ends */
+            x[k] = k % 1000 < 700 ? 0.0 : 2.0;
+        snprintf(what, sizeof what, "runs, %d threads", nthreads);
+        check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, off, nsegs, RG_INT32, what);
+        check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, front, nsegs, RG_INT64, what);
+        check_segments(ctx, RG_FLOAT64, (const unsigned char *)x, back, nsegs, RG_INT64, what);
+    }
+    if (omp)
+        test_threads_restore();
+    free(x);
+    free(back);
+    free(front);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_segment_nonzero_errors)
 {
     TEST_CONTEXT(ctx, _i);
@@ -951,6 +1006,7 @@ Suite *nonzero_suite(void)
     tc = test_tcase("errors");
     tcase_add_loop_test(tc, test_nonzero_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_into_errors, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_segment_nonzero_shares, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_segment_nonzero_errors, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

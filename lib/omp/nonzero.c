@@ -541,43 +541,53 @@ rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
     return RG_OK;
 }
 
-/* seg_offsets[i] = the number of positions below o[i]; then each position
- * loses the start of its segment.  A part of the positions finds its first
- * segment by binary search and walks the offsets from there (positions
- * ascend), so empty segments cost one step each and no search per element. */
+/* seg_offsets[i] = the number of positions below o[i], and each position
+ * loses the start of its segment: one merge of the positions with the
+ * offsets (both ascend).  Each thread takes an equal share of the
+ * positions, finds the segment of its first one by binary search, and walks
+ * both: stepping into segment s at position j gives seg_offsets[s] = j.  It
+ * also writes the segments after its last position's up to the next
+ * share's first (their count is the share's end), or to nsegs for the last
+ * share; the first share writes those before its first.  The searches read
+ * the positions before any thread changes them.  (A binary search per
+ * offset, as before, took 36x to 90x the time of a copy of the bytes on
+ * short and length-1 segments at 2^20 elements.) */
 #define RG_DEFINE_SEG_NONZERO(N, T)                                                        \
-    static void seg_nonzero_##N(int64_t *restrict seg_off, int64_t *restrict pos,          \
-                                int64_t nnz, const T *restrict o, int64_t nsegs)           \
+    static int64_t segment_of_##N(const T *o, int64_t nsegs, int64_t p)                    \
     {                                                                                      \
-        RG_OMP(parallel for schedule(static) num_threads(team_size((size_t)nsegs)))        \
-        for (int64_t i = 0; i <= nsegs; i++) {                                             \
-            int64_t lo = 0, hi = nnz, target = o[i];                                       \
-            while (lo < hi) {                                                              \
-                int64_t mid = lo + (hi - lo) / 2;                                          \
-                if (pos[mid] < target)                                                     \
-                    lo = mid + 1;                                                          \
-                else                                                                       \
-                    hi = mid;                                                              \
-            }                                                                              \
-            seg_off[i] = lo;                                                               \
+        int64_t s = 0, hi = nsegs; /* o[s] <= p < o[hi] */                                 \
+        while (hi - s > 1) {                                                               \
+            int64_t mid = s + (hi - s) / 2;                                                \
+            if ((int64_t)o[mid] <= p)                                                      \
+                s = mid;                                                                   \
+            else                                                                           \
+                hi = mid;                                                                  \
         }                                                                                  \
-        RG_OMP(parallel num_threads(team_size((size_t)nnz)))                               \
+        return s;                                                                          \
+    }                                                                                      \
+    static void seg_nonzero_##N(int64_t *restrict seg_off, int64_t *restrict pos,          \
+                                int64_t nnz, const T *restrict o, int64_t nsegs,           \
+                                int64_t *first)                                            \
+    {                                                                                      \
+        RG_OMP(parallel num_threads(team_size((size_t)(nnz + nsegs))))                     \
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
-            int64_t j = (int64_t)part_begin((size_t)nnz, t, nt);                           \
-            int64_t end = (int64_t)part_begin((size_t)nnz, t + 1, nt);                     \
-            int64_t s = 0, hi = nsegs; /* o[s] <= pos[j] < o[hi] */                        \
-            while (j < end && hi - s > 1) {                                                \
-                int64_t mid = s + (hi - s) / 2;                                            \
-                if ((int64_t)o[mid] <= pos[j])                                             \
-                    s = mid;                                                               \
-                else                                                                       \
-                    hi = mid;                                                              \
-            }                                                                              \
-            for (; j < end; j++) {                                                         \
-                while ((int64_t)o[s + 1] <= pos[j])                                        \
-                    s++;                                                                   \
-                pos[j] -= (int64_t)o[s];                                                   \
+            int64_t j0 = (int64_t)part_begin((size_t)nnz, t, nt);                          \
+            int64_t j1 = (int64_t)part_begin((size_t)nnz, t + 1, nt);                      \
+            first[t] = j0 < j1 ? segment_of_##N(o, nsegs, pos[j0]) : nsegs;               \
+            RG_OMP(barrier)                                                                \
+            if (j0 < j1) {                                                                 \
+                int64_t s = first[t], next = j1 < nnz ? first[t + 1] : nsegs;              \
+                if (t == 0)                                                                \
+                    for (int64_t i = 0; i <= s; i++)                                       \
+                        seg_off[i] = 0;                                                    \
+                for (int64_t j = j0; j < j1; j++) {                                        \
+                    while ((int64_t)o[s + 1] <= pos[j])                                    \
+                        seg_off[++s] = j;                                                  \
+                    pos[j] -= (int64_t)o[s];                                               \
+                }                                                                          \
+                for (int64_t i = s + 1; i <= next; i++)                                    \
+                    seg_off[i] = j1;                                                       \
             }                                                                              \
         }                                                                                  \
     }
@@ -589,12 +599,16 @@ rg_status rg_omp_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
                                  const rg_array *offsets)
 {
     int64_t nsegs = (int64_t)offsets->length - 1, nnz = (int64_t)positions->length;
-    if (offsets->dtype == RG_INT32)
-        seg_nonzero_i32(seg_offsets->host, positions->host, nnz, offsets->host, nsegs);
-    else if (offsets->dtype == RG_INT64)
-        seg_nonzero_i64(seg_offsets->host, positions->host, nnz, offsets->host, nsegs);
-    else
+    if (offsets->dtype != RG_INT32 && offsets->dtype != RG_INT64)
         return rg_set_error(offsets->ctx, RG_EDTYPE,
                             "OpenMP backend: segment_nonzero takes int32 or int64 offsets");
+    int64_t *first = team_scratch(offsets->ctx, team_size((size_t)(nnz + nsegs)));
+    if (!first)
+        return RG_ENOMEM;
+    if (offsets->dtype == RG_INT32)
+        seg_nonzero_i32(seg_offsets->host, positions->host, nnz, offsets->host, nsegs, first);
+    else
+        seg_nonzero_i64(seg_offsets->host, positions->host, nnz, offsets->host, nsegs, first);
+    free(first);
     return RG_OK;
 }
