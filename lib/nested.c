@@ -119,8 +119,8 @@ static rg_status compose_range(const rg_array **result, rg_array **owned,
     rg_array *tmp = NULL;
     *owned = NULL;
     for (size_t d = outer + 1; d < inner; d++) {
-        rg_array *next;
-        rg_status st = rg_array_create(&next, ctx, RG_INT64, cur->length);
+        rg_array *next; /* written whole: not zeroed first (fresh pages cost more than the op) */
+        rg_status st = rg_array_create_uninit(&next, ctx, RG_INT64, cur->length);
         if (st == RG_OK)
             st = ctx->ops->compose(next, cur, levels[d]);
         if (st == RG_OK) /* valid levels compose to valid offsets */
