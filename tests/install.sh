@@ -15,6 +15,10 @@ libdir=$(dirname "$pcdir")
 cldir=$(find "$tmp/root" -type d -path '*/ragged/cl' | head -n 1)
 [ -f "$cldir/parents.cl" ] || { echo "kernels were not installed" >&2; exit 1; }
 [ -f "$(dirname "$libdir")/include/ragged.h" ] || { echo "ragged.h was not installed" >&2; exit 1; }
+# The .pc names the kernel folder (where it lies after --define-prefix).
+pc_cldir=$(pkg-config --define-prefix --variable=kerneldir "$pc")
+[ -f "$pc_cldir/parents.cl" ] || {
+    echo "ragged.pc's kerneldir ($pc_cldir) holds no kernels" >&2; exit 1; }
 cp "$top_srcdir/examples/consumer.c" "$top_srcdir/examples/Makefile.consumer" "$tmp/"
 # --define-prefix makes the .pc's prefix follow where it now lies (DESTDIR).
 # The consumer gets the library's compiler and flags: a library built with

@@ -220,7 +220,8 @@ static int64_t scan_before(scan_desc *d, size_t b, block_sum_fn sum, const void 
         const IT *restrict len = lengths;                                                  \
         size_t nblocks = (nsegs + RG_SCAN_BLOCK - 1) / RG_SCAN_BLOCK;                      \
         o[0] = 0;                                                                          \
-        RG_OMP(parallel num_threads(team_size(nsegs)))                                     \
+        /* one block: one thread, as no other would get any */                            \
+        RG_OMP(parallel num_threads(nblocks > 1 ? team_size(nsegs) : 1))                   \
         {                                                                                  \
             int t = thread_id(), nt = team_threads();                                      \
             for (size_t b = (size_t)t; b < nblocks; b += (size_t)nt) {                     \
