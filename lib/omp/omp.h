@@ -183,7 +183,8 @@ static inline bool have_avx512(void)
 #endif
 }
 
-/* Room for one int64 per thread and one more, for the two-pass scans. */
+/* Room for one int64 per thread and one more: the flood's scan partials,
+ * segment_nonzero's first segment of each share. */
 static inline int64_t *team_scratch(rg_context *ctx, int team)
 {
     int64_t *s = malloc(((size_t)team + 1) * sizeof *s);
