@@ -15,7 +15,9 @@
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax (of
  * float64 values in [-0.5, 0.5), or with --int64 int64 values in
  * [-2^20, 2^20)), parents, local_index, starts (automatic strategy and
- * policy), from_lengths (offsets from the file's lengths as int64).  Prints,
+ * policy), from_lengths (offsets from the file's lengths as int64),
+ * segment_nonzero (of float64 values, half of them zero; its two new
+ * results are freed after each run but the last).  Prints,
  * per file and op, the medians of R runs of each build (after one warm-up),
  * the median of the paired ratios new/old (run k of new over run k of old),
  * and whether the two outputs hold the same bytes.  Exit status 0 when every
@@ -45,6 +47,8 @@ typedef struct build {
     rg_status (*local_index)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
     rg_status (*starts)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
     rg_status (*from_lengths)(rg_array *, const rg_array *);
+    rg_status (*segment_nonzero)(rg_array **, rg_array **, const rg_array *, const rg_array *);
+    size_t (*length)(const rg_array *);
     rg_context *ctx;
 } build;
 
@@ -58,6 +62,7 @@ static const struct {
     {"argmin", 1, RG_REDUCE_ARGMIN}, {"argmax", 1, RG_REDUCE_ARGMAX},
     {"parents", 0, 0},               {"local_index", 0, 1},
     {"starts", 0, 2},                {"from_lengths", 0, 3},
+    {"segment_nonzero", 0, 4},
 };
 enum { NOPS = sizeof op_table / sizeof *op_table };
 
@@ -93,6 +98,8 @@ static void load(build *b, const char *path)
     *(void **)&b->local_index = sym(h, "rg_local_index");
     *(void **)&b->starts = sym(h, "rg_segment_starts");
     *(void **)&b->from_lengths = sym(h, "rg_offsets_from_lengths");
+    *(void **)&b->segment_nonzero = sym(h, "rg_segment_nonzero");
+    *(void **)&b->length = sym(h, "rg_array_length");
     if (b->context_create(&b->ctx, RG_BACKEND_OPENMP) != RG_OK)
         die("no OpenMP context in", path);
 }
@@ -157,6 +164,65 @@ static rg_status run(build *b, int k, rg_array *out, const rg_array *content,
     }
 }
 
+static unsigned char *read_all(const build *b, const rg_array *a)
+{
+    size_t len = b->length(a);
+    unsigned char *p = malloc(len * 8 + 8);
+    if (!p)
+        die("out of memory", NULL);
+    if (b->read(p, a, 0, len) != RG_OK)
+        die("cannot read the output in", b->context_error(b->ctx));
+    return p;
+}
+
+/* segment_nonzero of x made half zero (its negative values), timed as the
+ * other ops; true when both builds' results hold the same bytes. */
+static bool time_segment_nonzero(build *b, const char *name, const double *x, size_t n,
+                                 rg_array *const *o, int reps, double **t, double *ratio)
+{
+    double *z = malloc((n ? n : 1) * sizeof *z);
+    if (!z)
+        die("out of memory", NULL);
+    for (size_t k = 0; k < n; k++)
+        z[k] = x[k] < 0 ? 0.0 : x[k] + 1.0;
+    rg_array *c[2], *so[2] = {NULL, NULL}, *pos[2] = {NULL, NULL};
+    for (int l = 0; l < 2; l++)
+        if (b[l].from_host(&c[l], b[l].ctx, RG_FLOAT64, z, n) != RG_OK)
+            die("cannot copy the data in", b[l].context_error(b[l].ctx));
+    free(z);
+    for (int r = -1; r < reps; r++)
+        for (int l = 0; l < 2; l++) {
+            b[l].array_free(so[l]);
+            b[l].array_free(pos[l]);
+            double t0 = now();
+            if (b[l].segment_nonzero(&so[l], &pos[l], c[l], o[l]) != RG_OK)
+                die("segment_nonzero", b[l].context_error(b[l].ctx));
+            if (r >= 0)
+                t[l][r] = now() - t0;
+        }
+    for (int r = 0; r < reps; r++)
+        ratio[r] = t[1][r] / t[0][r];
+    bool same = true;
+    rg_array *const *outs[2] = {so, pos};
+    for (int q = 0; q < 2; q++) {
+        size_t len = b[0].length(outs[q][0]);
+        unsigned char *res[2] = {read_all(&b[0], outs[q][0]), read_all(&b[1], outs[q][1])};
+        same = same && len == b[1].length(outs[q][1]) && memcmp(res[0], res[1], len * 8) == 0;
+        free(res[0]);
+        free(res[1]);
+    }
+    printf("%-28s %-12s %10.3f %10.3f %9.3f  %s\n", name, "segment_nonzero",
+           1e3 * median(t[0], reps), 1e3 * median(t[1], reps), median(ratio, reps),
+           same ? "same bytes" : "DIFFER");
+    fflush(stdout);
+    for (int l = 0; l < 2; l++) {
+        b[l].array_free(so[l]);
+        b[l].array_free(pos[l]);
+        b[l].array_free(c[l]);
+    }
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 9;
@@ -194,7 +260,7 @@ int main(int argc, char **argv)
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
                         "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents "
-                        "local_index starts from_lengths (default: sum min argmax parents)\n");
+                        "local_index starts from_lengths segment_nonzero (default: sum min argmax parents)\n");
         return 2;
     }
     if (!any_op)
@@ -245,6 +311,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < NOPS; k++) {
             if (!want[k])
                 continue;
+            if (!op_table[k].reduce && op_table[k].op == 4) {
+                mismatches += !time_segment_nonzero(b, name, xf, n, o, reps, t, ratio);
+                continue;
+            }
             size_t len = op_table[k].reduce ? nsegs : op_table[k].op == 3 ? nsegs + 1 : n;
             rg_dtype dt = !ints && op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
                                   op_table[k].op != RG_REDUCE_ARGMAX

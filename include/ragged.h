@@ -130,9 +130,10 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   the largest array freed last (1 MiB to 1 GiB), which the next array of
  *   that size or up to a fifth smaller takes over.  Making these buffers
  *   afresh on every call costs GPUs about as much as some ops take.
- * - OpenMP: the memory of the largest array freed last (32 MiB to 1 GiB,
- *   Linux), which the next large array whose contents are overwritten
- *   anyway (rg_nonzero's result, rg_array_from_host) takes over.
+ * - OpenMP: the memory of the two largest arrays freed last (32 MiB to
+ *   1 GiB each, Linux), which the next large arrays whose contents are
+ *   overwritten anyway (rg_nonzero's result, rg_array_from_host) take over,
+ *   each the smallest that will do.
  * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
  * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
  * also freed by rg_context_free, and on OpenCL whenever clCreateBuffer
@@ -191,16 +192,16 @@ RG_API rg_status rg_array_create(rg_array **out, rg_context *ctx, rg_dtype dtype
 RG_API rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dtype,
                                     const void *data, size_t length);
 /* Frees the array (NULL is allowed); free every array before its context.
- * The context keeps the storage of the largest array freed last for its
- * next array of about that size (see rg_context_scratch_bytes):
- * - OpenMP: arrays of 32 MiB to 1 GiB, taken by the next large array that
- *   is written whole before use (a result such as rg_nonzero's, or
- *   rg_array_from_host), so that it does not pay for the kernel zeroing
- *   fresh pages on first touch;
- * - OpenCL: device buffers of 1 MiB to 1 GiB, taken by the next array of
- *   that size or up to a fifth smaller, which then skips a device
- *   allocation.
- * rg_context_free_scratch and rg_context_free give it back. */
+ * The context keeps the storage of large arrays freed for its next arrays
+ * of about that size (see rg_context_scratch_bytes):
+ * - OpenMP: the two largest arrays of 32 MiB to 1 GiB freed last, taken by
+ *   the next large arrays that are written whole before use (results such
+ *   as rg_nonzero's and rg_segment_nonzero's, or rg_array_from_host), so
+ *   that they do not pay for the kernel zeroing fresh pages on first touch;
+ * - OpenCL: the device buffer (1 MiB to 1 GiB) of the largest array freed
+ *   last, taken by the next array of that size or up to a fifth smaller,
+ *   which then skips a device allocation.
+ * rg_context_free_scratch and rg_context_free give them back. */
 RG_API void rg_array_free(rg_array *array);
 
 /* Copies src[0 .. count) into elements [start, start + count). */

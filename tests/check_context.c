@@ -486,9 +486,10 @@ START_TEST(test_scratch_reuse)
 }
 END_TEST
 
-/* The storage of the largest array freed last is kept and taken over by
- * the next array of its size: a zero-filled one still reads as zeros, one
- * from the host reads as its values; rg_context_free_scratch frees it. */
+/* The storage of large arrays freed (OpenCL: one, OpenMP: two) is kept
+ * and taken over by the next array of its size: a zero-filled one still
+ * reads as zeros, one from the host reads as its values;
+ * rg_context_free_scratch frees it. */
 START_TEST(test_scratch_spare)
 {
     TEST_CONTEXT(ctx, _i);
@@ -521,16 +522,17 @@ START_TEST(test_scratch_spare)
     if (opencl) /* OpenMP takes the spare for arrays it overwrites, not zero-filled ones */
         ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
     rg_array_free(z);
-    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), kept);
+    size_t both = opencl ? kept : 2 * kept; /* z's storage too, on OpenMP */
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), both);
     rg_array *b = NULL;
     ck_assert_int_eq(rg_array_from_host(&b, ctx, RG_INT64, vals, N), RG_OK);
     if (keeps)
-        ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+        ck_assert_uint_eq(rg_context_scratch_bytes(ctx), both - kept);
     int64_t *got = test_read_i64(b);
     test_expect_i64(got, vals, N, "an array from the host after a freed one");
     free(got);
     rg_array_free(b);
-    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), kept);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), both);
     ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
     ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
     test_expect_filled(small, 3, "a small array");
@@ -559,6 +561,48 @@ START_TEST(test_scratch_spare)
 }
 END_TEST
 
+/* OpenMP keeps the storage of the two largest arrays freed; a large array
+ * written whole takes the smallest that will do, cut to its size. */
+START_TEST(test_scratch_two_spares)
+{
+#ifdef __linux__
+    rg_context *ctx = NULL;
+    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENMP), RG_OK);
+    const size_t mib = (size_t)1 << 20;
+    enum { MAXN = 50 << 17 }; /* 50 MiB of int64 */
+    int64_t *vals = malloc(MAXN * sizeof *vals);
+    ck_assert_ptr_nonnull(vals);
+    for (size_t k = 0; k < MAXN; k++)
+        vals[k] = (int64_t)(k * 2654435761u % 1000003u) - 500000;
+    rg_array *a[3];
+    static const size_t freed[3] = {40, 48, 36};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(rg_array_from_host(&a[i], ctx, RG_INT64, vals, freed[i] << 17), RG_OK);
+    for (int i = 0; i < 3; i++)
+        rg_array_free(a[i]);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 88 * mib); /* 36 MiB went back */
+    /* 38 MiB takes the 40 (best fit), 45 MiB the 48, 50 MiB a new mapping */
+    static const size_t taken[3] = {38, 45, 50}, left[3] = {48, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(rg_array_from_host(&a[i], ctx, RG_INT64, vals, taken[i] << 17), RG_OK);
+        ck_assert_uint_eq(rg_context_scratch_bytes(ctx), left[i] * mib);
+        int64_t *got = test_read_i64(a[i]);
+        test_expect_i64(got, vals, taken[i] << 17, "an array on a spare");
+        free(got);
+    }
+    rg_array_free(a[0]);
+    rg_array_free(a[2]);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 88 * mib); /* cut to 38, and 50 */
+    rg_array_free(a[1]);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 95 * mib); /* 38 went back */
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    free(vals);
+    rg_context_free(ctx);
+#endif
+}
+END_TEST
+
 Suite *context_suite(void)
 {
     Suite *s = suite_create("context");
@@ -571,6 +615,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_contexts_in_threads);
     tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_scratch_spare, 0, TEST_NBACKENDS);
+    tcase_add_test(tc, test_scratch_two_spares);
     suite_add_tcase(s, tc);
 
     tc = test_tcase("strings");

@@ -1129,72 +1129,142 @@ static void *map_huge(size_t nbytes)
     return start;
 }
 
-/* The mapping of the largest array freed last, up to RG_OMP_SPARE_MAX
- * bytes, is kept (ctx->impl, its length in its first bytes) for the next
- * large array whose contents will be overwritten anyway (rg_nonzero's
- * result, rg_array_from_host): the first writes to fresh pages pay for the
- * kernel zeroing them, about 75 ms per 800 MB on a 2-core Xeon, four times
- * the write itself (BENCHMARKS.md).  A context is used by one thread at a
- * time, so no lock.  rg_context_free gives it back. */
+/* The mappings of the two largest arrays freed last, up to RG_OMP_SPARE_MAX
+ * bytes each, are kept for the next large arrays whose contents will be
+ * overwritten anyway (rg_nonzero's result, rg_array_from_host): the first
+ * writes to fresh pages pay for the kernel zeroing them, about 75 ms per
+ * 800 MB on a 2-core Xeon, four times the write itself (BENCHMARKS.md).
+ * Two, because ops such as rg_segment_nonzero make two large results, and a
+ * loop of them would otherwise fault on one of the two every time.  Each
+ * mapping heads itself (spare_head), so the list needs no memory of its own
+ * (ctx->impl points at the first).  A context is used by one thread at a
+ * time, so no lock.  rg_context_free gives them back. */
 #define RG_OMP_SPARE_MAX ((size_t)1 << 30)
+#define RG_OMP_SPARES 2
 
-static size_t spare_length(const void *spare)
+typedef struct spare_head {
+    size_t len; /* bytes mapped */
+    char *next; /* the next spare, or NULL */
+} spare_head;
+
+static spare_head head_of(const char *spare)
 {
-    size_t len;
-    memcpy(&len, spare, sizeof len);
-    return len;
+    spare_head h;
+    memcpy(&h, spare, sizeof h);
+    return h;
 }
 
-/* The spare mapping cut to len bytes, or NULL if there is none that large. */
+/* The spares into list (room for RG_OMP_SPARES + 1); their count. */
+static size_t get_spares(const rg_context *ctx, char **list)
+{
+    size_t n = 0;
+    for (char *s = ctx->impl; s; s = head_of(s).next)
+        list[n++] = s;
+    return n;
+}
+
+/* Makes list[0 .. n) the spares, in that order. */
+static void set_spares(rg_context *ctx, char **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        spare_head h = head_of(list[i]);
+        h.next = i + 1 < n ? list[i + 1] : NULL;
+        memcpy(list[i], &h, sizeof h);
+    }
+    ctx->impl = n > 0 ? list[0] : NULL;
+}
+
+/* The index in list of the smallest spare of at least len bytes (best fit,
+ * so that a larger one stays for a larger array), or n if none. */
+static size_t fitting_spare(char *const *list, size_t n, size_t len)
+{
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (head_of(list[i]).len >= len && (best == n || head_of(list[i]).len < head_of(list[best]).len))
+            best = i;
+    return best;
+}
+
+static void drop_spare(char **list, size_t *n, size_t i)
+{
+    for (size_t k = i; k + 1 < *n; k++)
+        list[k] = list[k + 1];
+    (*n)--;
+}
+
+/* A spare mapping of at least len bytes, cut to len, or NULL. */
 static void *take_spare(rg_context *ctx, size_t len)
 {
-    char *spare = ctx->impl;
-    if (!spare || spare_length(spare) < len)
+    char *list[RG_OMP_SPARES + 1];
+    size_t n = get_spares(ctx, list), i = fitting_spare(list, n, len);
+    if (i == n)
         return NULL;
-    if (spare_length(spare) > len)
-        munmap(spare + len, spare_length(spare) - len);
-    ctx->impl = NULL;
+    char *spare = list[i];
+    size_t have = head_of(spare).len;
+    drop_spare(list, &n, i);
+    set_spares(ctx, list, n);
+    if (have > len)
+        munmap(spare + len, have - len);
     return spare;
 }
 
-/* Keeps the mapping p of len bytes as the spare if it is the larger one;
- * unmaps the other. */
+/* Keeps the mapping p of len bytes among the spares; past RG_OMP_SPARES,
+ * the smallest goes back. */
 static void keep_spare(rg_context *ctx, void *p, size_t len)
 {
-    void *spare = ctx->impl;
     /* Below RG_OMP_MAP_MIN (an array shrunk in place) no array would take it. */
-    if (len < RG_OMP_MAP_MIN || len > RG_OMP_SPARE_MAX || (spare && spare_length(spare) >= len)) {
+    if (len < RG_OMP_MAP_MIN || len > RG_OMP_SPARE_MAX) {
         munmap(p, len);
         return;
     }
-    if (spare)
-        munmap(spare, spare_length(spare));
-    memcpy(p, &len, sizeof len);
-    ctx->impl = p;
+    char *list[RG_OMP_SPARES + 1];
+    size_t n = get_spares(ctx, list);
+    spare_head h = {len, NULL};
+    memcpy(p, &h, sizeof h);
+    list[n++] = p;
+    if (n > RG_OMP_SPARES) {
+        size_t i = fitting_spare(list, n, 0);
+        munmap(list[i], head_of(list[i]).len);
+        drop_spare(list, &n, i);
+    }
+    set_spares(ctx, list, n);
 }
 #endif
 
-size_t rg_omp_spare_bytes(const rg_context *ctx)
+/* The bytes of the spare an array of at least want bytes would take (the
+ * smallest that large), or 0. */
+size_t rg_omp_spare_fit(const rg_context *ctx, size_t want)
 {
 #ifdef RG_OMP_MAP_MIN
-    return ctx->impl ? spare_length(ctx->impl) : 0; /* never under RG_OMP_MAP_MIN */
+    char *list[RG_OMP_SPARES + 1];
+    size_t n = get_spares(ctx, list), i = fitting_spare(list, n, want);
+    return i < n ? head_of(list[i]).len : 0;
 #else
-    (void)ctx;
+    (void)ctx, (void)want;
     return 0;
 #endif
 }
 
+/* The spare mappings are all an OpenMP context keeps. */
 static size_t omp_scratch_bytes(const rg_context *ctx)
 {
-    return rg_omp_spare_bytes(ctx);
+    size_t sum = 0;
+#ifdef RG_OMP_MAP_MIN
+    for (const char *s = ctx->impl; s; s = head_of(s).next)
+        sum += head_of(s).len;
+#else
+    (void)ctx;
+#endif
+    return sum;
 }
 
-/* The spare mapping is all an OpenMP context keeps. */
 static void omp_scratch_free(rg_context *ctx)
 {
 #ifdef RG_OMP_MAP_MIN
-    if (ctx->impl)
-        munmap(ctx->impl, spare_length(ctx->impl));
+    char *list[RG_OMP_SPARES + 1];
+    size_t n = get_spares(ctx, list);
+    for (size_t i = 0; i < n; i++)
+        munmap(list[i], head_of(list[i]).len);
     ctx->impl = NULL;
 #else
     (void)ctx; /* no private state */

@@ -24,6 +24,20 @@
 #define RG_OMP(directive)
 #endif
 
+/* Unrolls a loop of constant trip count where the compiler takes the hint
+ * (gcc 8 and later, clang): loops that run per segment or per element over
+ * a few lanes. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+#define RG_UNROLL RG_PRAGMA(GCC unroll 16)
+#else
+#define RG_UNROLL
+#endif
+#if defined(__GNUC__)
+#define RG_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define RG_ALWAYS_INLINE
+#endif
+
 /* Below this much work (elements + segments) a team costs more than it saves.
  * Building with -DRG_OMP_MIN_PARALLEL=1 runs even tiny inputs in parallel. */
 #ifndef RG_OMP_MIN_PARALLEL
@@ -221,10 +235,11 @@ RG_HIDDEN rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content
                                           const rg_array *offsets, rg_reduce_op op,
                                           rg_reduce_policy policy);
 
-/* The bytes of storage kept from the last large array freed, which the next
- * large uninitialised array of at most that size takes over (omp.c); 0 if
- * none, or too few for such an array. */
-RG_HIDDEN size_t rg_omp_spare_bytes(const rg_context *ctx);
+/* The bytes of the storage kept from a large array freed (omp.c) that the
+ * next large uninitialised array of want bytes would take over: the
+ * smallest such spare of at least want bytes, which an array of up to its
+ * size takes; 0 if none. */
+RG_HIDDEN size_t rg_omp_spare_fit(const rg_context *ctx, size_t want);
 
 /* nonzero.c: the rg_ops entries for non-zero elements (see internal.h). */
 RG_HIDDEN rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz);

@@ -41,14 +41,6 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * loop that ends at the segment's end. */
 #define RG_WIDE 16
 
-/* Unrolls a loop of constant trip count where the compiler takes the hint
- * (gcc 8 and later, clang): the windows' loops are short and run per segment. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
-#define RG_UNROLL RG_PRAGMA(GCC unroll 16)
-#else
-#define RG_UNROLL
-#endif
-
 /* The windows must be inlined where their width is a constant: gcc leaves the
  * larger ones out of line, where every loop runs to a variable width. */
 #if defined(__GNUC__)
