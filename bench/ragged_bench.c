@@ -26,6 +26,7 @@ typedef struct options {
     const char *dump;   /* folder for the lengths, read by compare.py */
     int recheck;        /* every op's offsets changed before it (its check runs) */
     char strategies[128]; /* those timed, or "all" */
+    int variants;       /* offsets drawn this many times, taken in turn (per-element ops) */
 } options;
 
 static void usage(FILE *f)
@@ -33,7 +34,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ragged_bench [--backends openmp,opencl] [--sizes N,...] [--dists D,...]\n"
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
-            "                    [--recheck 0|1] [--strategies S,...]\n"
+            "                    [--recheck 0|1] [--strategies S,...] [--variants K]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge\n"
             "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
@@ -45,7 +46,11 @@ static void usage(FILE *f)
             "reductions over float64 values, against a plain sum of the same values.\n"
             "Offsets that passed a check are not checked again until written, so repeated\n"
             "ops skip it; --recheck 1 writes offsets[0] before every op, which times each\n"
-            "op with its check (offsets_check times the check alone).\n");
+            "op with its check (offsets_check times the check alone).\n"
+            "--variants K (default 1) draws the lengths K times (other seeds, same\n"
+            "distribution); parents, local_index, starts and segment_nonzero take them\n"
+            "in turn.  On small inputs a branch predictor learns one repeated input,\n"
+            "which flatters branchy code (bytes and segments: the first draw's).\n");
 }
 
 static void die(const char *fmt, ...)
@@ -84,6 +89,7 @@ static void parse_options(int argc, char **argv, options *o)
              "argmax,compose,nested_parents,segment_nonzero,list_append,segd");
     o->reps = 5;
     o->recheck = 0;
+    o->variants = 1;
     snprintf(o->strategies, sizeof o->strategies, "all");
     o->csv = NULL;
     o->dump = NULL;
@@ -114,11 +120,15 @@ static void parse_options(int argc, char **argv, options *o)
             o->recheck = atoi(v);
         else if (!strcmp(a, "--strategies"))
             snprintf(o->strategies, sizeof o->strategies, "%s", v);
+        else if (!strcmp(a, "--variants"))
+            o->variants = atoi(v);
         else
             die("unknown option %s (--help)", a);
     }
     if (o->reps < 1)
         die("--reps must be at least 1");
+    if (o->variants < 1 || o->variants > 64)
+        die("--variants must be 1 to 64");
 }
 
 /* ---- data ------------------------------------------------------------------- */
@@ -157,12 +167,13 @@ static int64_t draw(int d, uint64_t *s, int64_t n)
     }
 }
 
-/* Lengths of distribution d adding up to exactly n elements (the last one cut). */
-static int64_t *make_lengths(int d, int64_t n, size_t *nsegs)
+/* Lengths of distribution d adding up to exactly n elements (the last one
+ * cut); variant 0 is the draw every run makes, others use other seeds. */
+static int64_t *make_lengths(int d, int64_t n, int variant, size_t *nsegs)
 {
     size_t cap = 1024, k = 0;
     int64_t *len = malloc(cap * sizeof *len), sum = 0;
-    uint64_t seed = 0x5eed0000u + (uint64_t)d;
+    uint64_t seed = 0x5eed0000u + (uint64_t)d + ((uint64_t)variant << 32);
     while (len && sum < n) {
         if (k == cap) {
             int64_t *bigger = realloc(len, (cap *= 2) * sizeof *len);
@@ -224,6 +235,8 @@ typedef rg_status (*job_fn)(job *j);
 
 struct job {
     rg_array *offsets, *lengths, *out, *scratch;
+    rg_array **variants;      /* offsets taken in turn before each run, if nvariants > 0 */
+    int nvariants, turn;
     rg_strategy strategy, used;
     rg_reduce_op op;
     rg_reduce_policy policy, used_policy;
@@ -248,6 +261,8 @@ static double median(double *t, int n)
 /* Seconds of one run: the work, then a wait for the device. */
 static double time_once(job *j)
 {
+    if (j->nvariants > 0)
+        j->offsets = j->variants[j->turn++ % j->nvariants];
     double t0 = now();
     check(j->fn(j), "timed run");
     check(rg_context_finish(g_ctx), "finish");
@@ -443,10 +458,25 @@ static const rg_strategy strategies[] = {RG_STRATEGY_AUTO, RG_STRATEGY_BSEARCH,
                                          RG_STRATEGY_PER_SEGMENT, RG_STRATEGY_FLOOD,
                                          RG_STRATEGY_MERGE_PATH};
 
+/* Offsets of draws 1 .. --variants - 1 of distribution d into variants[1 ..]. */
+static void make_variants(const options *o, int d, int64_t n, rg_array **variants)
+{
+    for (int v = 1; v < o->variants; v++) {
+        size_t vsegs;
+        int64_t *vlen = make_lengths(d, n, v, &vsegs);
+        rg_array *vl;
+        check(rg_array_from_host(&vl, g_ctx, RG_INT64, vlen, vsegs), "lengths");
+        free(vlen);
+        variants[v] = new_array(RG_INT64, vsegs + 1);
+        check(rg_offsets_from_lengths(variants[v], vl), "offsets");
+        rg_array_free(vl);
+    }
+}
+
 static void bench_case(const options *o, const char *backend, int d, int64_t n)
 {
     size_t nsegs;
-    int64_t *len = make_lengths(d, n, &nsegs);
+    int64_t *len = make_lengths(d, n, 0, &nsegs);
     if (o->dump) /* every backend draws the same lengths */
         dump_lengths(o->dump, d, n, len, nsegs);
     job j = {0};
@@ -454,6 +484,8 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
     free(len);
     j.offsets = new_array(RG_INT64, nsegs + 1);
     check(rg_offsets_from_lengths(j.offsets, j.lengths), "offsets");
+    rg_array *variants[64] = {j.offsets};
+    make_variants(o, d, n, variants);
     rg_array *elem_out = new_array(RG_INT64, (size_t)n);
     rg_array *elem_src = new_array(RG_INT64, (size_t)n);
     /* Written first: a copy from never-touched memory reads the shared zero
@@ -487,6 +519,9 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
         }
         j.out = elem_out;
         j.fn = op_table[k].fn;
+        /* only ops of one output per element take other offsets in turn */
+        j.variants = variants;
+        j.nvariants = op_table[k].per_element && o->variants > 1 ? o->variants : 0;
         int nstrat = op_table[k].strategies ? 5 : 1;
         double best = 0, fixed[5] = {0};
         rg_strategy chosen = RG_STRATEGY_AUTO;
@@ -515,6 +550,8 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
             }
             report(&r);
         }
+        j.offsets = variants[0];
+        j.nvariants = 0;
         /* The same strategy timed twice differs by the machine's noise, so
          * auto is judged by the fixed run of the strategy it picked. */
         if (op_table[k].strategies && fixed[chosen] > 0)
@@ -524,7 +561,8 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
     rg_array_free(seg_out);
     rg_array_free(elem_src);
     rg_array_free(elem_out);
-    rg_array_free(j.offsets);
+    for (int v = 0; v < o->variants; v++)
+        rg_array_free(variants[v]);
     rg_array_free(j.lengths);
 }
 
@@ -635,7 +673,7 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
                                                 RG_REDUCE_POLICY_MERGE_PATH,
                                                 RG_REDUCE_POLICY_PER_SEGMENT};
     size_t nsegs;
-    int64_t *len = make_lengths(d, n, &nsegs);
+    int64_t *len = make_lengths(d, n, 0, &nsegs);
     double *values = malloc((size_t)n * sizeof *values);
     if (!values)
         die("out of memory");
@@ -807,7 +845,7 @@ static void bench_more(const options *o, const char *backend, int d, int64_t n)
     if (!any)
         return;
     size_t nsegs, nouter = 0;
-    int64_t *len = make_lengths(d, n, &nsegs);
+    int64_t *len = make_lengths(d, n, 0, &nsegs);
     int64_t *outer_len = malloc((nsegs ? nsegs : 1) * sizeof *outer_len);
     int64_t *data = malloc((size_t)n * sizeof *data);
     if (!outer_len || !data)
@@ -881,7 +919,15 @@ static void bench_more(const options *o, const char *backend, int d, int64_t n)
         r.op = "segment_nonzero";
         r.ceiling = "copy";
         r.bytes = 8.0 * (double)n + 16.0 * (double)(nsegs + 1) + 8.0 * (double)nnz;
+        rg_array *variants[64] = {j.offsets};
+        make_variants(o, d, n, variants);
+        j.variants = variants;
+        j.nvariants = o->variants > 1 ? o->variants : 0;
         r.seconds = time_job(&j, o->reps);
+        j.offsets = variants[0];
+        j.nvariants = 0;
+        for (int v = 1; v < o->variants; v++)
+            rg_array_free(variants[v]);
         r.ceiling_seconds = r.bytes / (copy_gbps * 1e9);
         r.ratio = 0;
         report(&r);
@@ -973,11 +1019,17 @@ int main(int argc, char **argv)
     printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
            "/ time, 8-byte elements; ratio = median of time / time of the ceiling run just "
            "before it (a fill of the same output, or a plain sum of the same values) on the "
-           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.  %s\n\n",
+           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.  %s",
            rg_version_string(), o.reps,
            o.recheck ? "Offsets written before every op: each op includes its offsets check."
                      : "Offsets checked once: repeated ops on them skip the check "
                        "(offsets_check times it).");
+    if (o.variants > 1)
+        printf("  Parents, local_index, starts and segment_nonzero take %d draws of the "
+               "lengths in turn "
+               "(bytes and segments: the first draw's).",
+               o.variants);
+    printf("\n\n");
     char backends[64];
     snprintf(backends, sizeof backends, "%s", o.backends);
     for (char *save = NULL, *tok = strtok_r(backends, ",", &save); tok;
