@@ -186,38 +186,87 @@ kernel void nz_write(global const uint *bits, ulong n, ulong chunk, global const
 
 #ifdef OFF_T
 
-/* seg_off[i] = the number of positions below o[i], for i <= nsegs (positions ascend). */
-kernel void nz_seg_offsets(global const OFF_T *o, ulong nsegs, global const long *pos,
-                           ulong nnz, global long *seg_off)
+/* Per-segment positions as one merge of A = o[1 .. nsegs] (segment ends)
+ * with B = pos[0 .. nnz) (ascending positions), ends first on ties: taking
+ * end i means every later position lies past segment i, and the positions
+ * taken before it are those below o[i + 1] (seg_off[i + 1]).  A position
+ * taken while e ends lie behind is in segment e: it loses o[e].  As
+ * parents' merge path (parents.cl): tiles of equal steps whatever the
+ * lengths, each found first by a search of its own.  Returns how many ends
+ * lie among the first diag steps. */
+ulong nz_merge_search(global const OFF_T *o, ulong nsegs, global const long *pos, ulong nnz,
+                      ulong diag)
 {
-    for (ulong i = get_global_id(0); i <= nsegs; i += get_global_size(0)) {
-        long target = o[i];
-        ulong lo = 0, hi = nnz;
+    ulong lo = diag > nnz ? diag - nnz : 0;
+    ulong hi = min(diag, nsegs);
+    while (lo < hi) {
+        ulong mid = lo + (hi - lo) / 2;
+        if ((long)o[mid + 1] <= pos[diag - 1 - mid])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* bounds[t] = the ends among the first t * tile steps, t = 0 .. ntiles. */
+kernel void nz_seg_bounds(global const OFF_T *o, ulong nsegs, global const long *pos, ulong nnz,
+                          ulong tile, global ulong *bounds)
+{
+    ulong steps = nsegs + nnz, ntiles = (steps + tile - 1) / tile;
+    for (ulong t = get_global_id(0); t <= ntiles; t += get_global_size(0))
+        bounds[t] = nz_merge_search(o, nsegs, pos, nnz, min(t * tile, steps));
+}
+
+/* One work-group per tile at a time.  The group stages the tile's ends and
+ * positions in local memory; each work-item finds where its VT steps start
+ * by a binary search there and walks them, writing seg_off at each end and
+ * the local position in place of each position; then the group writes the
+ * positions back, neighbouring work-items writing neighbours.  A tile reads
+ * and writes only its own positions, and bounds were found before. */
+kernel void nz_seg_merge(global const OFF_T *o, ulong nsegs, global long *pos, ulong nnz,
+                         ulong tile, global const ulong *bounds, global long *seg_off,
+                         local long *ends, local long *vals)
+{
+    ulong steps = nsegs + nnz, ntiles = (steps + tile - 1) / tile;
+    uint lid = get_local_id(0), lsize = get_local_size(0);
+    if (get_global_id(0) == 0)
+        seg_off[0] = 0; /* no position lies below o[0] = 0 */
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1];
+        ulong j0 = d0 - s0; /* the tile's first position */
+        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is done with ends and vals */
+        for (uint j = lid; j < ns; j += lsize)
+            ends[j] = (long)o[s0 + 1 + j];
+        for (uint j = lid; j < nk; j += lsize)
+            vals[j] = pos[j0 + j];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint d = min(lid * VT, ns + nk), dend = min(d + VT, ns + nk);
+        uint lo = d > nk ? d - nk : 0, hi = min(d, ns);
         while (lo < hi) {
-            ulong mid = lo + (hi - lo) / 2;
-            if (pos[mid] < target)
+            uint mid = (lo + hi) / 2;
+            if (ends[mid] <= vals[d - 1 - mid])
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        seg_off[i] = (long)lo;
-    }
-}
-
-/* pos[j] -= the start of the segment holding it: the largest i < nsegs with o[i] <= pos[j]. */
-kernel void nz_seg_positions(global const OFF_T *o, ulong nsegs, global long *pos, ulong nnz)
-{
-    for (ulong j = get_global_id(0); j < nnz; j += get_global_size(0)) {
-        long k = pos[j];
-        ulong lo = 0, hi = nsegs; /* o[lo] <= k < o[hi] */
-        while (hi - lo > 1) {
-            ulong mid = lo + (hi - lo) / 2;
-            if ((long)o[mid] <= k)
-                lo = mid;
-            else
-                hi = mid;
+        uint e = lo, k = d - lo;
+        /* the start of segment s0 + e: o[s0] for e = 0, else ends[e - 1] */
+        long start = e == 0 ? (long)o[s0] : ends[e - 1];
+        for (; d < dend; d++) {
+            if (e < ns && (k == nk || ends[e] <= vals[k])) {
+                seg_off[s0 + 1 + e] = (long)(j0 + k);
+                start = ends[e];
+                e++;
+            } else {
+                vals[k] -= start;
+                k++;
+            }
         }
-        pos[j] = k - (long)o[lo];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint j = lid; j < nk; j += lsize)
+            pos[j0 + j] = vals[j];
     }
 }
 

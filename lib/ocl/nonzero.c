@@ -18,6 +18,10 @@
 #define NZ_MAX_CHUNKS 4096
 /* Grid-stride segment kernels get at most this many work-groups (as in ops.c). */
 #define NZ_MAX_GROUPS 65536
+/* segment_nonzero's merge-path tiles: NZ_SEG_VT steps per work-item, at most
+ * NZ_SEG_GROUP work-items (nonzero.cl's nz_seg_merge). */
+#define NZ_SEG_VT 4
+#define NZ_SEG_GROUP 256
 
 /* The OpenCL C type that holds one element's bits. */
 static const char *bits_type(size_t size)
@@ -242,25 +246,39 @@ rg_status rg_ocl_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
     rg_ocl_begin(seg_offsets->ctx);
     rg_context *ctx = offsets->ctx;
     const char *off_type = offsets->dtype == RG_INT32 ? "int" : "long";
-    char options[32];
-    snprintf(options, sizeof options, "-DOFF_T=%s", off_type);
-    rg_ocl_kernel koff, kpos;
-    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_offsets", &koff);
+    char options[48];
+    snprintf(options, sizeof options, "-DOFF_T=%s -DVT=%d", off_type, NZ_SEG_VT);
+    rg_ocl_kernel kb, km;
+    rg_status st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_bounds", &kb);
     if (st == RG_OK)
-        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_positions", &kpos);
+        st = rg_ocl_get_kernel(ctx, "nonzero.cl", options, "nz_seg_merge", &km);
     if (st != RG_OK)
         return st;
     cl_mem o = rg_ocl_mem_in(offsets), pos = rg_ocl_mem_of(positions);
     cl_mem so = rg_ocl_mem_of(seg_offsets);
     cl_ulong nsegs = offsets->length - 1, nnz = positions->length;
-    kernel_arg off_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz), ARG(so)};
-    kernel_arg pos_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz)};
-    /* In this order: the offsets search the positions before they are made local. */
-    st = rg_ocl_launch(ctx, &koff, rg_ocl_stride_groups(ctx, nsegs + 1, koff.group, NZ_MAX_GROUPS),
-                       koff.group, off_args, NARGS(off_args));
+    /* Tiles of NZ_SEG_VT merge steps per work-item, whose ends and
+     * positions (as longs) sit in local memory: 16 KiB at 256 work-items. */
+    size_t group = km.group < NZ_SEG_GROUP ? km.group : NZ_SEG_GROUP;
+    cl_ulong tile = (cl_ulong)group * NZ_SEG_VT, steps = nsegs + nnz;
+    size_t tiles = (size_t)(steps / tile + (steps % tile != 0));
+    cl_mem bounds = NULL;
+    st = rg_ocl_scratch(ctx, RG_SCRATCH_BOUNDS, (tiles + 1) * sizeof(cl_ulong), &bounds);
+    kernel_arg bounds_args[] = {ARG(o), ARG(nsegs), ARG(pos), ARG(nnz), ARG(tile), ARG(bounds)};
+    kernel_arg args[] = {ARG(o),      ARG(nsegs),
+                         ARG(pos),    ARG(nnz),
+                         ARG(tile),   ARG(bounds),
+                         ARG(so),     LOCAL_ARG(tile * sizeof(cl_long)),
+                         LOCAL_ARG(tile * sizeof(cl_long))};
+    /* In this order: the bounds search the positions before they are made local. */
     if (st == RG_OK)
-        st = rg_ocl_launch(ctx, &kpos, rg_ocl_stride_groups(ctx, nnz, kpos.group, NZ_MAX_GROUPS),
-                           kpos.group, pos_args, NARGS(pos_args));
+        st = rg_ocl_launch(ctx, &kb, rg_ocl_stride_groups(ctx, tiles + 1, kb.group, NZ_MAX_GROUPS),
+                           kb.group, bounds_args, NARGS(bounds_args));
+    if (st == RG_OK)
+        st = rg_ocl_launch(ctx, &km, rg_ocl_stride_groups(ctx, tiles, 1, NZ_MAX_GROUPS), group,
+                           args, NARGS(args));
+    if (bounds)
+        rg_cl.clReleaseMemObject(bounds);
     return st;
 }
 
