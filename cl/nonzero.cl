@@ -221,9 +221,10 @@ kernel void nz_seg_bounds(global const OFF_T *o, ulong nsegs, global const long 
 /* One work-group per tile at a time.  The group stages the tile's ends and
  * positions in local memory; each work-item finds where its VT steps start
  * by a binary search there and walks them, writing seg_off at each end and
- * the local position in place of each position; then the group writes the
- * positions back, neighbouring work-items writing neighbours.  A tile reads
- * and writes only its own positions, and bounds were found before. */
+ * the local position of each position to global memory.  The staged values
+ * stay as they are: other work-items of the group read them (their search,
+ * and the position after their last end) while this one walks.  A tile
+ * reads and writes only its own positions, and bounds were found before. */
 kernel void nz_seg_merge(global const OFF_T *o, ulong nsegs, global long *pos, ulong nnz,
                          ulong tile, global const ulong *bounds, global long *seg_off,
                          local long *ends, local long *vals)
@@ -260,13 +261,10 @@ kernel void nz_seg_merge(global const OFF_T *o, ulong nsegs, global long *pos, u
                 start = ends[e];
                 e++;
             } else {
-                vals[k] -= start;
+                pos[j0 + k] = vals[k] - start;
                 k++;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint j = lid; j < nk; j += lsize)
-            pos[j0 + j] = vals[j];
     }
 }
 
