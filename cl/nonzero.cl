@@ -242,7 +242,8 @@ kernel void nz_seg_merge(global const OFF_T *o, ulong nsegs, global long *pos, u
             ends[j] = (long)o[s0 + 1 + j];
         for (uint j = lid; j < nk; j += lsize)
             vals[j] = pos[j0 + j];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        /* global too: other work-items of the group overwrite these positions next */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         uint d = min(lid * VT, ns + nk), dend = min(d + VT, ns + nk);
         uint lo = d > nk ? d - nk : 0, hi = min(d, ns);
         while (lo < hi) {

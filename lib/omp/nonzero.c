@@ -456,13 +456,13 @@ rg_status rg_omp_nonzero_count(const rg_array *a, uint64_t mask, int64_t *nnz)
  * - room for a row per element where the first block is sparse: only the
  *   pages of the rows written are ever touched;
  * - where it is dense, storage kept from a large array freed (the smallest
- *   spare that will do), if it holds at least 15/16 of the rows the first block predicts (a
- *   result freed before a call on like data, as in a loop).  Those pages
- *   are written already: dense rows in fresh pages ran slower in one pass
- *   (50%: 102 against 26 ms for 10^8 float64 on an AMD EPYC, 146 against
- *   108 on an Intel Xeon), as the threads' blocks alternate and both fault
- *   on the same huge pages.  Rows past that room are written after the
- *   pass, into grown storage.
+ *   spare that will do), if it holds at least 15/16 of the rows the first
+ *   block predicts (a result freed before a call on like data, as in a
+ *   loop).  Those pages are written already: dense rows in fresh pages ran
+ *   slower in one pass (50%: 102 against 26 ms for 10^8 float64 on an AMD
+ *   EPYC, 146 against 108 on an Intel Xeon), as the threads' blocks
+ *   alternate and both fault on the same huge pages.  Rows past that room
+ *   are written after the pass, into grown storage.
  * Else two passes: counted first, so the allocation is exact, bound or not. */
 rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_array *a, uint64_t mask,
                          const int64_t *shape, size_t ndim, int64_t bound)
@@ -565,7 +565,7 @@ rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
  * RG_WALKERS walks that run interleaved.  Where segments hold many
  * positions, the loop rarely mispredicts and spans only cost stores.
  * Paired against the single loop, 10^8 float64 elements half zero (AMD EPYC
- * Zen 5): uniform 1..8 lengths 0.64, length 1 0.53, mean 100 0.94 (the
+ * Zen 5): uniform 1..8 lengths 0.66, length 1 0.53, mean 100 0.95 (the
  * loop, interleaved); at about 4 positions a segment (1..16) spans took
  * 0.87 and the loop 0.97, at about 8 (1..32) 1.13 and 0.94. */
 #define RG_WALKERS 4
