@@ -1,11 +1,11 @@
 #!/bin/sh
-# cl_races.sh — runs the tiled kernels of cl/ (segment_nonzero's and
-# parents' merge paths, the scan) as C, one thread per work-item, under
-# ThreadSanitizer, in groups of several sizes, and checks their results
-# (tests/clrace).  The OpenCL tests run on PoCL, which runs a group's
-# work-items one after another in order, so a race between them shows
-# only on a GPU; here ThreadSanitizer reports it.  Skipped (77) where the
-# compiler or the system cannot run ThreadSanitizer.
+# cl_races.sh — runs the tiled kernels of cl/ (the merge paths of
+# segment_nonzero, parents and the reductions, and the scan) as C, one
+# thread per work-item, under ThreadSanitizer, in groups of several sizes,
+# and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
+# which runs a group's work-items one after another in order, so a race
+# between them shows only on a GPU; here ThreadSanitizer reports it.
+# Skipped (77) where the compiler or the system cannot run ThreadSanitizer.
 set -eu
 : "${top_builddir:?run through make check}" "${top_srcdir:?run through make check}"
 cc=${RAGGED_TEST_CC:-${CC:-cc}}
@@ -18,16 +18,25 @@ if ! "$cc" -fsanitize=thread "$tmp/probe.c" -o "$tmp/probe" 2>/dev/null || ! "$t
     exit 77
 fi
 src="$top_srcdir/tests/clrace"
-for t in nzseg parents scan; do
-    "$cc" -std=gnu11 -O1 -g -fsanitize=thread -I"$src" -I"$top_srcdir/cl" \
-        "$src/$t.c" "$src/emu.c" -o "$tmp/$t" -lpthread
-done
+build() { # name source, then -D options
+    out=$1 file=$2
+    shift 2
+    "$cc" -std=gnu11 -O1 -g -fsanitize=thread "$@" -I"$src" -I"$top_srcdir/cl" \
+        "$src/$file" "$src/emu.c" -o "$tmp/$out" -lpthread -lm
+}
+build nzseg nzseg.c
+build parents parents.c
+build scan scan.c
+build reduce0 reduce.c -DCLASS=0
+build reduce1 reduce.c -DCLASS=1
 # A report of ThreadSanitizer fails the run (exit 66), as a wrong result does.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
 for seed in 1 2 3; do
     for group in 8 32 64; do
         "$tmp/nzseg" "$group" 3 "$seed"
         "$tmp/parents" "$group" 3 "$seed"
+        "$tmp/reduce0" "$group" 5 "$seed"
+        "$tmp/reduce1" "$group" 5 "$seed"
     done
     "$tmp/scan" 32 5000 "$seed"
     "$tmp/scan" 16 777 "$seed"

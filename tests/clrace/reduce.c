@@ -1,0 +1,99 @@
+/* reduce.c — reduce.cl's merge path (reduce_bounds, reduce_chunks,
+ * reduce_fixup) on int64 values as threads, against a serial fold made of
+ * the kernel file's own ident, fold and store.  Built with -DCLASS=0 (sum,
+ * prod) or 1 (min, max, argmin, argmax, any, all).
+ * Usage: reduce GROUP CHUNKS SEED */
+#include "emu.h"
+
+#define T long
+#define ACC ulong
+#define IS_FLOAT 0
+#define T_MIN LONG_MIN
+#define T_MAX LONG_MAX
+#define VT 8
+#define SEG_LANES 1
+#define SEG_LANES_MIN 64
+#define TEAM 32
+#define TEAM_MIN 0
+#define PIECE 0
+#include "reduce.cl"
+
+#define MAX_GROUPS 64
+#define PADDED(n) ((n) + (n) / 16 + 1) /* as lib/ocl/reduce.c */
+
+static long *x, *o64;
+static int *o32;
+static ulong nsegs, n, tile, tiles_per_chunk, nchunks, per_item, *bounds;
+static int op;
+static uchar *out;
+static chunk_t *chunks;
+static acc_t *sacc[MAX_GROUPS];
+static int *sflag[MAX_GROUPS], *ends[MAX_GROUPS];
+static long *sx[MAX_GROUPS];
+
+static void run_bounds(void) { reduce_bounds(o32, o64, 1, nsegs, n, tile, bounds); }
+static void run_chunks(void)
+{
+    reduce_chunks(x, o32, o64, 1, nsegs, n, tiles_per_chunk, bounds, op, out, chunks,
+                  sacc[emu_gid], sflag[emu_gid], ends[emu_gid], sx[emu_gid]);
+}
+static void run_fixup(void)
+{
+    reduce_fixup(o32, o64, 1, nchunks, per_item, op, out, chunks, sacc[0], sflag[0]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4)
+        return 2;
+    size_t group = (size_t)atoi(argv[1]), most = (size_t)atoi(argv[2]);
+    srand((unsigned)atoi(argv[3]));
+    if (most < 1 || most > MAX_GROUPS)
+        return 2;
+    /* Empty, short and a few long segments: tiles inside one segment too. */
+    nsegs = 100 + (ulong)(rand() % 50);
+    o64 = malloc((nsegs + 1) * sizeof *o64);
+    o64[0] = 0;
+    for (ulong i = 0; i < nsegs; i++)
+        o64[i + 1] = o64[i] + (rand() % 3 == 0 ? 0 : rand() % 4 == 0 ? rand() % 600 : rand() % 5);
+    n = (ulong)o64[nsegs];
+    x = malloc((n + 1) * sizeof *x);
+    for (ulong k = 0; k < n; k++)
+        x[k] = rand() % 9 - 3;
+    tile = group * VT;
+    ulong tiles = (nsegs + n + tile - 1) / tile;
+    nchunks = tiles < most ? tiles : most;
+    tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
+    nchunks = tiles / tiles_per_chunk + (tiles % tiles_per_chunk != 0);
+    per_item = nchunks / group + (nchunks % group != 0);
+    bounds = malloc((tiles + 1) * sizeof *bounds);
+    chunks = malloc(nchunks * sizeof *chunks);
+    for (ulong g = 0; g < nchunks; g++) {
+        sacc[g] = malloc(group * sizeof **sacc);
+        sflag[g] = malloc(group * sizeof **sflag);
+        ends[g] = malloc(PADDED(tile) * sizeof **ends);
+        sx[g] = malloc(PADDED(tile) * sizeof **sx);
+    }
+    out = malloc(nsegs * 16);
+    uchar *want = malloc(nsegs * 16);
+    static const int class_ops[2][6] = {{OP_SUM, OP_PROD}, {OP_MIN, OP_MAX, OP_ARGMIN, OP_ARGMAX, OP_ANY, OP_ALL}};
+    int bad = 0, nops = CLASS == CLASS_ARITH ? 2 : 6;
+    emu_launch((tiles + group) / group, group, run_bounds);
+    for (int i = 0; i < nops; i++) {
+        op = class_ops[CLASS][i];
+        memset(out, 0xA5, nsegs * 16);
+        memset(want, 0xA5, nsegs * 16);
+        for (ulong s = 0; s < nsegs; s++) {
+            acc_t a = ident(op);
+            for (long k = o64[s]; k < o64[s + 1]; k++)
+                a = fold(a, x[k], k, op);
+            store(want, s, a, o64[s], o64[s + 1], op);
+        }
+        emu_launch(nchunks, group, run_chunks);
+        emu_launch(1, group, run_fixup);
+        bad += memcmp(out, want, nsegs * 16) != 0;
+    }
+    printf("reduce_chunks (class %d): %lu segments, %lu elements, %lu chunks of %zu: %d ops wrong\n",
+           CLASS, nsegs, n, nchunks, group, bad);
+    return bad || emu_errors;
+}
