@@ -334,12 +334,7 @@ int main(int argc, char **argv)
                 }
             for (int r = 0; r < reps; r++)
                 ratio[r] = t[1][r] / t[0][r];
-            unsigned char *res[2] = {malloc(len * 8 + 8), malloc(len * 8 + 8)};
-            if (!res[0] || !res[1])
-                die("out of memory", NULL);
-            for (int l = 0; l < 2; l++)
-                if (b[l].read(res[l], out[l], 0, len) != RG_OK)
-                    die("cannot read the output in", b[l].context_error(b[l].ctx));
+            unsigned char *res[2] = {read_all(&b[0], out[0]), read_all(&b[1], out[1])};
             bool same = memcmp(res[0], res[1], len * 8) == 0;
             mismatches += !same;
             printf("%-28s %-12s %10.3f %10.3f %9.3f  %s\n", name, op_table[k].name,

@@ -1250,8 +1250,10 @@ static size_t omp_scratch_bytes(const rg_context *ctx)
 {
     size_t sum = 0;
 #ifdef RG_OMP_MAP_MIN
-    for (const char *s = ctx->impl; s; s = head_of(s).next)
-        sum += head_of(s).len;
+    char *list[RG_OMP_SPARES + 1];
+    size_t n = get_spares(ctx, list);
+    for (size_t i = 0; i < n; i++)
+        sum += head_of(list[i]).len;
 #else
     (void)ctx;
 #endif

@@ -43,11 +43,7 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
 
 /* The windows must be inlined where their width is a constant: gcc leaves the
  * larger ones out of line, where every loop runs to a variable width. */
-#if defined(__GNUC__)
-#define RG_WINDOW static inline __attribute__((always_inline))
-#else
-#define RG_WINDOW static inline
-#endif
+#define RG_WINDOW static inline RG_ALWAYS_INLINE
 
 /* The long-segment path of min and max, kept out of line and marked
  * unlikely: inlined beside the short segments' fold, it made gcc compile

@@ -69,6 +69,32 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+void emu_args(int argc, char **argv, size_t *group, size_t *x)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s GROUP X SEED\n", argv[0]);
+        exit(2);
+    }
+    *group = (size_t)atol(argv[1]);
+    *x = (size_t)atol(argv[2]);
+    srand((unsigned)atoi(argv[3]));
+}
+
+long *emu_offsets(ulong nsegs, int short_max, int long_max)
+{
+    long *o = malloc((nsegs + 1) * sizeof *o);
+    if (!o) {
+        fprintf(stderr, "emu_offsets: out of memory\n");
+        exit(2);
+    }
+    o[0] = 0;
+    for (ulong i = 0; i < nsegs; i++)
+        o[i + 1] = o[i] + (rand() % 3 == 0                    ? 0
+                           : long_max > 0 && rand() % 4 == 0 ? rand() % long_max
+                                                              : rand() % short_max);
+    return o;
+}
+
 void emu_launch(size_t ngroups, size_t lsize, void (*fn)(void))
 {
     if (lsize == 0 || lsize > EMU_MAX_GROUP) {

@@ -49,4 +49,13 @@ void emu_launch(size_t groups, size_t lsize, void (*body)(void));
 
 extern int emu_errors; /* divergent barriers seen */
 
+/* argv of a test, "GROUP X SEED": GROUP into *group, X into *x, and rand()
+ * seeded with SEED; exits with 2 on any other argc. */
+void emu_args(int argc, char **argv, size_t *group, size_t *x);
+
+/* nsegs + 1 ascending offsets from 0: a third of the segments empty, the
+ * rest 0 .. short_max - 1 elements long, or where long_max > 0 one in four
+ * 0 .. long_max - 1 (tiles inside one segment). */
+long *emu_offsets(ulong nsegs, int short_max, int long_max);
+
 #endif

@@ -23,17 +23,12 @@ static void run_merge(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        return 2;
-    size_t group = (size_t)atoi(argv[1]), ngroups = (size_t)atoi(argv[2]);
-    srand((unsigned)atoi(argv[3]));
+    size_t group, ngroups;
+    emu_args(argc, argv, &group, &ngroups);
     if (ngroups < 1 || ngroups > MAX_GROUPS)
         return 2;
     nsegs = 200 + (ulong)(rand() % 100);
-    o = malloc((nsegs + 1) * sizeof *o);
-    o[0] = 0;
-    for (ulong i = 0; i < nsegs; i++)
-        o[i + 1] = o[i] + (rand() % 3 == 0 ? 0 : rand() % 9);
+    o = emu_offsets(nsegs, 9, 0);
     n = (ulong)o[nsegs];
     out = malloc((n + 1) * sizeof *out);
     tile = group * VT;

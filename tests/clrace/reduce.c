@@ -44,18 +44,12 @@ static void run_fixup(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        return 2;
-    size_t group = (size_t)atoi(argv[1]), most = (size_t)atoi(argv[2]);
-    srand((unsigned)atoi(argv[3]));
+    size_t group, most;
+    emu_args(argc, argv, &group, &most);
     if (most < 1 || most > MAX_GROUPS)
         return 2;
-    /* Empty, short and a few long segments: tiles inside one segment too. */
     nsegs = 100 + (ulong)(rand() % 50);
-    o64 = malloc((nsegs + 1) * sizeof *o64);
-    o64[0] = 0;
-    for (ulong i = 0; i < nsegs; i++)
-        o64[i + 1] = o64[i] + (rand() % 3 == 0 ? 0 : rand() % 4 == 0 ? rand() % 600 : rand() % 5);
+    o64 = emu_offsets(nsegs, 5, 600);
     n = (ulong)o64[nsegs];
     x = malloc((n + 1) * sizeof *x);
     for (ulong k = 0; k < n; k++)

@@ -20,11 +20,9 @@ static void run_chunks(void) { scan_chunks(in, out, n, chunk, shift, part, tiles
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        return 2;
-    size_t group = (size_t)atoi(argv[1]);
-    n = (ulong)atol(argv[2]);
-    srand((unsigned)atoi(argv[3]));
+    size_t group, elems;
+    emu_args(argc, argv, &group, &elems);
+    n = elems;
     ulong tile = group * VT;
     count = n / tile + (n % tile != 0);
     count = count > group ? group : count ? count : 1;
