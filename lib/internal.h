@@ -111,6 +111,12 @@ typedef struct rg_ops {
      * RG_INT64) and positions[j] -= the start of the segment holding it. */
     rg_status (*segment_nonzero)(rg_array *seg_offsets, rg_array *positions,
                                  const rg_array *offsets);
+    /* The whole of rg_segment_nonzero where set (then segment_nonzero is not
+     * used): content not empty, offsets valid for it; on success *seg_offsets
+     * and *positions are the new results, on failure both are left alone. */
+    rg_status (*segment_nonzero_all)(rg_array **seg_offsets, rg_array **positions,
+                                     const rg_array *content, uint64_t mask,
+                                     const rg_array *offsets);
     /* Storage for a->capacity elements (was old_capacity; grows only): the
      * first old_capacity elements keep their values, the rest are zero.  On
      * failure the old storage is left as it was. */

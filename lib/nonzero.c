@@ -191,8 +191,18 @@ rg_status rg_segment_nonzero(rg_array **offsets_out, rg_array **positions_out,
     if (st != RG_OK)
         return st;
 
-    /* The flat positions of the non-zeros, then made local to their segments. */
     rg_array *positions = NULL, *seg_offsets = NULL;
+    if (content->length > 0 && ctx->ops->segment_nonzero_all) {
+        st = ctx->ops->segment_nonzero_all(&seg_offsets, &positions, content, mask, offsets);
+        if (st != RG_OK)
+            return st;
+        rg_array_offsets_known(seg_offsets, (int64_t)positions->length);
+        *offsets_out = seg_offsets;
+        *positions_out = positions;
+        return RG_OK;
+    }
+
+    /* The flat positions of the non-zeros, then made local to their segments. */
     int64_t count = 0;
     const int64_t flat_shape[1] = {(int64_t)content->length};
     if (content->length == 0)

@@ -923,6 +923,62 @@ START_TEST(test_segment_nonzero_shares)
 }
 END_TEST
 
+/* The OpenMP backend cuts the content into words of 64 elements, one run of
+ * words per thread, and takes 8 words at a time: segments that start and
+ * end on word edges and one off them, runs of empty segments there and at
+ * the end, contents whose length is not a whole word, all-zero and all
+ * non-zero words, each element size, with 1, 2, 3 and 5 threads (with and
+ * without AVX-512 through the loop index). */
+START_TEST(test_segment_nonzero_words)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    int omp = rg_context_backend(ctx) == RG_BACKEND_OPENMP;
+    static const rg_dtype dtypes[] = {RG_UINT8, RG_INT16, RG_FLOAT32, RG_FLOAT64};
+    static const size_t sizes[] = {40000, 64 * 700, 64 * 700 + 1, 64 * 700 + 63, 100};
+    size_t cap = 64 * 700 + 64;
+    int64_t *off = malloc((3 * cap + 8) * sizeof *off);
+    ck_assert_ptr_nonnull(off);
+    for (int round = 0, nthreads; (nthreads = omp ? test_threads(round) : round == 0) > 0;
+         round++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z], nsegs = 0;
+            /* cuts at word edges and one either side of them, empty runs at
+             * every 8th edge (a pass-2 step) and at the end */
+            off[0] = 0;
+            for (size_t e = 64; e < n; e += 64) {
+                size_t empties = e % 512 == 0 ? 3 : 0;
+                for (size_t d = 0; d <= empties; d++)
+                    off[++nsegs] = (int64_t)e - 1;
+                off[++nsegs] = (int64_t)e;
+                if (e % 192 == 0)
+                    off[++nsegs] = (int64_t)e + 1;
+            }
+            for (int d = 0; d < 4; d++)
+                off[++nsegs] = (int64_t)n;
+            for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
+                size_t size = rg_dtype_size(dtypes[t]);
+                unsigned char *buf = gen_input(dtypes[t], n, 400, 7 * z + t);
+                for (size_t k = 0; k < n; k++) /* some words all zero, some all non-zero */
+                    if (k / 64 % 5 == 1)
+                        memset(buf + k * size, 0, size);
+                    else if (k / 64 % 5 == 3)
+                        memset(buf + k * size, 0x11, size);
+                char what[96];
+                snprintf(what, sizeof what, "word edges, %zu elements, %d threads", n,
+                         nthreads);
+                check_segments(ctx, dtypes[t], buf, off, nsegs, t % 2 ? RG_INT64 : RG_INT32,
+                               what);
+                free(buf);
+            }
+        }
+    }
+    if (omp)
+        test_threads_restore();
+    free(off);
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_segment_nonzero_errors)
 {
     TEST_CONTEXT(ctx, _i);
@@ -1007,6 +1063,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nonzero_into_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_segment_nonzero_shares, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_loop_test(tc, test_segment_nonzero_words, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_segment_nonzero_errors, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

@@ -40,6 +40,18 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
         memcpy(dst, src, n * sizeof *dst);
 }
 
+/* *dst = v, streamed past the caches if stream (see put_rows). */
+static inline void put_row(int64_t *dst, int64_t v, bool stream)
+{
+#if RG_OMP_HAVE_STREAM
+    if (stream) {
+        _mm_stream_si64((long long *)dst, v);
+        return;
+    }
+#endif
+    *dst = v;
+}
+
 /* The flat indices of the non-zeros of 8-byte elements x[k0 .. k1) into
  * blk (room for k1 - k0 + 8: each step stores 8), returning how many: 8
  * elements at a time, with AVX-512's compress, where the plain loop costs
@@ -542,133 +554,300 @@ rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
     return RG_OK;
 }
 
-/* seg_offsets[i] = the number of positions below o[i], and each position
- * loses the start of its segment: one merge of the positions with the
- * offsets (both ascend).  Each thread takes an equal share of the
- * positions, finds the segment of its first one by binary search, and walks
- * both: stepping into segment s at position j gives seg_offsets[s] = j.  It
- * also writes the segments after its last position's up to the next
- * share's first (their count is the share's end), or to nsegs for the last
- * share; the first share writes those before its first.  The searches read
- * the positions before any thread changes them.  (A binary search per
- * offset, as before, took 36x to 90x the time of a copy of the bytes on
- * short and length-1 segments at 2^20 elements.)
- *
- * A step that loops while the next offset is at most its position
- * mispredicts at nearly every position where segments hold few positions
- * and their lengths vary.  There a step compares the next RG_WALK_SPAN
- * offsets at once, counts the boundaries crossed, and writes j to all
- * RG_WALK_SPAN slots: those not crossed are written again later, by the
- * step that crosses them or by the tail, as long as no step writes past
- * its walk's last slot, which it checks.  Such a step waits on the one
- * before (for the offsets at the new segment), so each share is cut into
- * RG_WALKERS walks that run interleaved.  Where segments hold many
- * positions, the loop rarely mispredicts and spans only cost stores.
- * Paired against the single loop, 10^8 float64 elements half zero (AMD EPYC
- * Zen 5): uniform 1..8 lengths 0.66, length 1 0.53, mean 100 0.95 (the
- * loop, interleaved); at about 4 positions a segment (1..16) spans took
- * 0.87 and the loop 0.97, at about 8 (1..32) 1.13 and 0.94. */
-#define RG_WALKERS 4
-#define RG_WALK_SPAN 4
-#define RG_WALK_DENSE 6 /* spans below this many positions a segment */
+/* rg_segment_nonzero in two passes over the content cut into words of 64
+ * elements, one part of whole words per thread:
+ * 1. each thread sets a bit per non-zero element of its part (bits, 1/64 of
+ *    an 8-byte content) and counts them; a scan of the counts gives each
+ *    part's first row;
+ * 2. each thread goes over its part 512 elements (8 words) at a time.  For
+ *    each segment starting there it writes seg_offsets[i] = the rows below
+ *    o[i] (the rows before the step plus a popcount of the bits below o[i])
+ *    and sets a bit at o[i] (starts).  Then each non-zero's flat index k
+ *    loses the last start at or before it, found in starts.
+ * The content is read once and no result is read back.  Before, nonzero
+ * wrote the flat indices and a walk merged them with the offsets: it read
+ * and rewrote every position and mispredicted about once per segment where
+ * segments hold few (10^8 float64 elements half zero, 2 threads of an AMD
+ * EPYC Zen 5: BENCHMARKS.md, fifteenth session). */
+#define RG_SEG_WORDS (RG_NZ_BLOCK / 64) /* words a step of pass 2 takes */
 
-#define RG_DEFINE_SEG_NONZERO(N, T)                                                        \
-    static int64_t segment_of_##N(const T *o, int64_t nsegs, int64_t p)                    \
+/* bits[w] for the words [w0, w1) of x (n elements in all; a short last
+ * word's high bits stay 0); returns how many bits are set. */
+#define RG_DEFINE_NZ_BITS(S, U)                                                            \
+    RG_OMP_CLONES static int64_t nz_bits_##S(const void *data, uint64_t mask, size_t n,    \
+                                             size_t w0, size_t w1, uint64_t *restrict bits) \
     {                                                                                      \
-        int64_t s = 0, hi = nsegs; /* o[s] <= p < o[hi] */                                 \
-        while (hi - s > 1) {                                                               \
-            int64_t mid = s + (hi - s) / 2;                                                \
-            if ((int64_t)o[mid] <= p)                                                      \
-                s = mid;                                                                   \
+        const U *x = data;                                                                 \
+        const U m = (U)mask;                                                               \
+        int64_t c = 0;                                                                     \
+        for (size_t w = w0; w < w1; w++) {                                                 \
+            const U *xw = x + w * 64;                                                      \
+            size_t len = n - w * 64 < 64 ? n - w * 64 : 64;                                \
+            uint64_t b = 0;                                                                \
+            if (len == 64) {                                                               \
+                /* a byte per element (this loop vectorises), then 8 bytes of 0 or 1 \
+                 * to 8 bits at a time: the product puts byte j's bit at 56 + j */  \
+                uint8_t one[64];                                                           \
+                for (unsigned q = 0; q < 64; q++)                                          \
+                    one[q] = (xw[q] & m) != 0;                                             \
+                for (unsigned q = 0; q < 64; q += 8) {                                     \
+                    uint64_t v;                                                            \
+                    memcpy(&v, one + q, 8);                                                \
+                    if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)                            \
+                        v = __builtin_bswap64(v); /* byte j at 8 * j */                    \
+                    b |= (v * 0x0102040810204080u) >> 56 << q;                             \
+                }                                                                          \
+            } else {                                                                       \
+                for (unsigned q = 0; q < len; q++)                                         \
+                    b |= (uint64_t)((xw[q] & m) != 0) << q;                                \
+            }                                                                              \
+            bits[w] = b;                                                                   \
+            c += __builtin_popcountll(b);                                                  \
+        }                                                                                  \
+        return c;                                                                          \
+    }
+
+RG_EACH_BITS(RG_DEFINE_NZ_BITS)
+
+typedef int64_t (*nz_bits_fn)(const void *, uint64_t, size_t, size_t, size_t, uint64_t *);
+static const nz_bits_fn bits_fns[9] = {[1] = nz_bits_1, [2] = nz_bits_2, [4] = nz_bits_4,
+                                       [8] = nz_bits_8};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* nz_bits_S for 4- and 8-byte elements with AVX-512's test into a mask: gcc
+ * 12 left the loop above scalar, which then cost more than the reads. */
+#define RG_DEFINE_NZ_BITS_AVX512(S, U, L, TEST, SET1)                                       \
+    __attribute__((target("avx512f"))) static int64_t nz_bits_avx512_##S(                  \
+        const void *data, uint64_t mask, size_t n, size_t w0, size_t w1, uint64_t *bits)    \
+    {                                                                                      \
+        const U *x = data;                                                                 \
+        const __m512i m = SET1(mask);                                                      \
+        size_t full = n / 64 < w1 ? n / 64 : w1; /* words of 64 elements */               \
+        int64_t c = 0;                                                                     \
+        size_t w = w0;                                                                     \
+        for (; w < full; w++) {                                                            \
+            uint64_t b = 0;                                                                \
+            for (unsigned q = 0; q < 64; q += L)                                           \
+                b |= (uint64_t)TEST(_mm512_loadu_si512((const void *)(x + w * 64 + q)), m) << q; \
+            bits[w] = b;                                                                   \
+            c += __builtin_popcountll(b);                                                  \
+        }                                                                                  \
+        return w < w1 ? c + nz_bits_##S(data, mask, n, w, w1, bits) : c;                   \
+    }
+#define RG_SET1_64(v) _mm512_set1_epi64((long long)(v))
+#define RG_SET1_32(v) _mm512_set1_epi32((int)(uint32_t)(v))
+RG_DEFINE_NZ_BITS_AVX512(8, uint64_t, 8, _mm512_test_epi64_mask, RG_SET1_64)
+RG_DEFINE_NZ_BITS_AVX512(4, uint32_t, 16, _mm512_test_epi32_mask, RG_SET1_32)
+static const nz_bits_fn bits_avx512_fns[9] = {[4] = nz_bits_avx512_4, [8] = nz_bits_avx512_8};
+#else
+static const nz_bits_fn bits_avx512_fns[9] = {0};
+#endif
+
+/* The rows of the non-zeros of 8 words of bits into blk, each the flat
+ * index less the last start at or before it (a set bit of starts, else
+ * *last, which then becomes the last start of these words); base is the
+ * first word's first element.  Returns how many. */
+static size_t local_rows(const uint64_t *bits, const uint64_t *starts, size_t nw, int64_t base,
+                         int64_t *last, int64_t *blk)
+{
+    int64_t start = *last;
+    size_t n = 0;
+    for (size_t j = 0; j < nw; j++) {
+        uint64_t m = bits[j], s = starts[j];
+        int64_t wb = base + 64 * (int64_t)j;
+        for (; m; m &= m - 1) {
+            unsigned q = (unsigned)__builtin_ctzll(m);
+            uint64_t below = s & (~(uint64_t)0 >> (63 - q)); /* starts at or below q */
+            blk[n++] = q - (below ? 63 - __builtin_clzll(below) : start - wb);
+        }
+        if (s)
+            start = wb + 63 - __builtin_clzll(s);
+    }
+    *last = start;
+    return n;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* RG_LAST_START[b][l]: the highest set bit of the byte b at or below bit l,
+ * or -1. */
+#define RG_LS0(b) ((b) & 1 ? 0 : -1)
+#define RG_LS1(b) ((b) & 2 ? 1 : RG_LS0(b))
+#define RG_LS2(b) ((b) & 4 ? 2 : RG_LS1(b))
+#define RG_LS3(b) ((b) & 8 ? 3 : RG_LS2(b))
+#define RG_LS4(b) ((b) & 16 ? 4 : RG_LS3(b))
+#define RG_LS5(b) ((b) & 32 ? 5 : RG_LS4(b))
+#define RG_LS6(b) ((b) & 64 ? 6 : RG_LS5(b))
+#define RG_LS7(b) ((b) & 128 ? 7 : RG_LS6(b))
+#define RG_LS_ROW(b) {RG_LS0(b), RG_LS1(b), RG_LS2(b), RG_LS3(b), RG_LS4(b), RG_LS5(b), RG_LS6(b), RG_LS7(b)},
+#define RG_LS_4(b) RG_LS_ROW(b) RG_LS_ROW((b) + 1) RG_LS_ROW((b) + 2) RG_LS_ROW((b) + 3)
+#define RG_LS_16(b) RG_LS_4(b) RG_LS_4((b) + 4) RG_LS_4((b) + 8) RG_LS_4((b) + 12)
+#define RG_LS_64(b) RG_LS_16(b) RG_LS_16((b) + 16) RG_LS_16((b) + 32) RG_LS_16((b) + 48)
+static const int8_t RG_LAST_START[256][8] = {RG_LS_64(0) RG_LS_64(64) RG_LS_64(128)
+                                                 RG_LS_64(192)};
+
+/* local_rows 8 elements at a time with AVX-512: each lane's last start is
+ * its byte's from the table, else the carried one; compress stores keep
+ * the non-zeros' rows.  (The scalar loop costs a few cycles a non-zero.) */
+__attribute__((target("avx512f"))) static size_t local_rows_avx512(const uint64_t *bits,
+                                                                   const uint64_t *starts,
+                                                                   size_t nw, int64_t base,
+                                                                   int64_t *last, int64_t *blk)
+{
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), zero = _mm512_setzero_si512();
+    const __m512i top = _mm512_set1_epi64(7);
+    __m512i carried = _mm512_set1_epi64(*last); /* the last start before the lanes */
+    size_t n = 0;
+    for (size_t j = 0; j < nw; j++) {
+        uint64_t m = bits[j], s = starts[j];
+        for (unsigned g = 0; g < 64; g += 8) {
+            __m512i gb = _mm512_set1_epi64(base + 64 * (int64_t)j + g);
+            __m512i t = _mm512_cvtepi8_epi64(
+                _mm_loadl_epi64((const __m128i *)RG_LAST_START[(s >> g) & 255]));
+            __m512i start = _mm512_mask_add_epi64(carried, _mm512_cmpge_epi64_mask(t, zero), gb, t);
+            __m512i row = _mm512_sub_epi64(_mm512_add_epi64(gb, lane), start);
+            __mmask8 nz = (__mmask8)(m >> g);
+            _mm512_storeu_si512((void *)(blk + n), _mm512_maskz_compress_epi64(nz, row));
+            n += (size_t)__builtin_popcount(nz);
+            carried = _mm512_permutexvar_epi64(top, start);
+        }
+    }
+    *last = _mm_cvtsi128_si64(_mm512_castsi512_si128(carried));
+    return n;
+}
+#else
+static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, size_t nw,
+                                int64_t base, int64_t *last, int64_t *blk)
+{
+    return local_rows(bits, starts, nw, base, last, blk); /* never called */
+}
+#endif
+
+/* first_at_least: the first i in [0, nsegs] with o[i] >= x (x <= o[nsegs]).
+ * seg_part: pass 2 over the words [w0, w1) (the elements before them make
+ * rows rows), from segment i, the first starting in them; returns the
+ * first segment starting past them. */
+#define RG_DEFINE_SEG_NONZERO(N, T)                                                        \
+    static int64_t first_at_least_##N(const T *o, int64_t nsegs, int64_t x)                \
+    {                                                                                      \
+        int64_t lo = 0, hi = nsegs;                                                        \
+        while (lo < hi) {                                                                  \
+            int64_t mid = lo + (hi - lo) / 2;                                              \
+            if ((int64_t)o[mid] < x)                                                       \
+                lo = mid + 1;                                                              \
             else                                                                           \
                 hi = mid;                                                                  \
         }                                                                                  \
-        return s;                                                                          \
+        return lo;                                                                         \
     }                                                                                      \
-    /* Position j of a walk in segment *s or later; it writes no slot past lim. */   \
-    static inline RG_ALWAYS_INLINE void walk_step_##N(                                     \
-        int64_t *restrict seg_off, int64_t *restrict pos, const T *restrict o, int64_t j,  \
-        int64_t *s, int64_t lim, bool spans)                                               \
+    RG_OMP_CLONES static int64_t seg_part_##N(const uint64_t *restrict bits, size_t w0,    \
+                                              size_t w1,                                   \
+                                size_t n, const T *restrict o, int64_t i, int64_t rows,    \
+                                int64_t *restrict seg_off, int64_t *restrict pos,          \
+                                bool stream, bool stream_off, bool avx512)                 \
     {                                                                                      \
-        int64_t p = pos[j], c = *s;                                                        \
-        if (spans && c + RG_WALK_SPAN <= lim) {                                            \
-            int64_t d = 0;                                                                 \
-            RG_UNROLL                                                                      \
-            for (int k = 1; k <= RG_WALK_SPAN; k++) {                                      \
-                d += (int64_t)o[c + k] <= p;                                               \
-                seg_off[c + k] = j;                                                        \
+        int64_t blk[RG_NZ_BLOCK + 8];                                                      \
+        /* the last start before the words (one at e0 is in starts) */                    \
+        int64_t last = i > 0 ? (int64_t)o[i - 1] : 0;                                      \
+        for (size_t c = w0; c < w1; c += RG_SEG_WORDS) {                                   \
+            size_t nw = w1 - c < RG_SEG_WORDS ? w1 - c : RG_SEG_WORDS;                     \
+            int64_t base = (int64_t)c * 64;                                                \
+            int64_t end = (size_t)base + nw * 64 < n ? base + (int64_t)nw * 64 : (int64_t)n; \
+            int64_t below[RG_SEG_WORDS + 1]; /* rows before each word */                   \
+            uint64_t starts[RG_SEG_WORDS] = {0}, acc = 0;                                  \
+            below[0] = rows;                                                               \
+            for (size_t j = 0; j < nw; j++)                                                \
+                below[j + 1] = below[j] + __builtin_popcountll(bits[c + j]);               \
+            /* o[nsegs] = n >= end stops the loop; each word's last store has \
+             * all its starts (no load: consecutive starts share a word) */        \
+            for (size_t prev = RG_SEG_WORDS; (int64_t)o[i] < end; i++) {                   \
+                int64_t k = (int64_t)o[i] - base;                                          \
+                size_t w = (size_t)k >> 6;                                                 \
+                uint64_t bit = (uint64_t)1 << (k & 63);                                    \
+                acc = (w == prev ? acc : 0) | bit;                                         \
+                starts[w] = acc;                                                           \
+                prev = w;                                                                  \
+                put_row(seg_off + i, below[w] + __builtin_popcountll(bits[c + w] & (bit - 1)), \
+                        stream_off);                                                       \
             }                                                                              \
-            c += d;                                                                        \
-            if (d < RG_WALK_SPAN)                                                          \
-                goto done;                                                                 \
+            size_t got = avx512 ? local_rows_avx512(bits + c, starts, nw, base, &last, blk) \
+                                : local_rows(bits + c, starts, nw, base, &last, blk);      \
+            put_rows(pos, blk, got, stream);                                               \
+            pos += got;                                                                    \
+            rows = below[nw];                                                              \
         }                                                                                  \
-        while ((int64_t)o[c + 1] <= p) /* stops at p's segment, no later than lim */       \
-            seg_off[++c] = j;                                                              \
-    done:                                                                                  \
-        pos[j] = p - (int64_t)o[c];                                                        \
-        *s = c;                                                                            \
-    }                                                                                      \
-    static void seg_nonzero_##N(int64_t *restrict seg_off, int64_t *restrict pos,          \
-                                int64_t nnz, const T *restrict o, int64_t nsegs,           \
-                                int64_t *first)                                            \
-    {                                                                                      \
-        RG_OMP(parallel num_threads(team_size((size_t)(nnz + nsegs))))                     \
-        {                                                                                  \
-            int t = thread_id(), nt = team_threads();                                      \
-            int64_t j0 = (int64_t)part_begin((size_t)nnz, t, nt);                          \
-            int64_t j1 = (int64_t)part_begin((size_t)nnz, t + 1, nt);                      \
-            first[t] = j0 < j1 ? segment_of_##N(o, nsegs, pos[j0]) : nsegs;                \
-            RG_OMP(barrier)                                                                \
-            if (j0 < j1) {                                                                 \
-                /* walk w: positions b[w] .. b[w + 1), from segment s[w], slots up to      \
-                 * lim[w]; every walk has a position */                                    \
-                int nw = j1 - j0 < RG_WALKERS ? (int)(j1 - j0) : RG_WALKERS;               \
-                int64_t b[RG_WALKERS + 1], s[RG_WALKERS], lim[RG_WALKERS];                 \
-                for (int w = 0; w <= nw; w++)                                              \
-                    b[w] = j0 + (int64_t)part_begin((size_t)(j1 - j0), w, nw);             \
-                s[0] = first[t];                                                           \
-                for (int w = 1; w < nw; w++)                                               \
-                    s[w] = lim[w - 1] = segment_of_##N(o, nsegs, pos[b[w]]);               \
-                lim[nw - 1] = j1 < nnz ? first[t + 1] : nsegs;                             \
-                if (t == 0)                                                                \
-                    for (int64_t i = 0; i <= s[0]; i++)                                    \
-                        seg_off[i] = 0;                                                    \
-                int64_t steps = b[nw] - b[nw - 1]; /* the fewest positions of a walk */    \
-                bool spans = nnz / RG_WALK_DENSE < nsegs;                                  \
-                if (nw == RG_WALKERS)                                                      \
-                    for (int64_t k = 0; k < steps; k++)                                    \
-                        RG_UNROLL                                                          \
-                        for (int w = 0; w < RG_WALKERS; w++)                               \
-                            walk_step_##N(seg_off, pos, o, b[w] + k, &s[w], lim[w], spans); \
-                else                                                                       \
-                    steps = 0;                                                             \
-                for (int w = 0; w < nw; w++) {                                             \
-                    for (int64_t j = b[w] + steps; j < b[w + 1]; j++)                      \
-                        walk_step_##N(seg_off, pos, o, j, &s[w], lim[w], spans);           \
-                    for (int64_t i = s[w] + 1; i <= lim[w]; i++)                           \
-                        seg_off[i] = b[w + 1];                                             \
-                }                                                                          \
-            }                                                                              \
-        }                                                                                  \
+        return i;                                                                          \
     }
 
 RG_DEFINE_SEG_NONZERO(i32, int32_t)
 RG_DEFINE_SEG_NONZERO(i64, int64_t)
 
-rg_status rg_omp_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
-                                 const rg_array *offsets)
+rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
+                                 const rg_array *content, uint64_t mask, const rg_array *offsets)
 {
-    int64_t nsegs = (int64_t)offsets->length - 1, nnz = (int64_t)positions->length;
+    rg_context *ctx = content->ctx;
     if (offsets->dtype != RG_INT32 && offsets->dtype != RG_INT64)
-        return rg_set_error(offsets->ctx, RG_EDTYPE,
+        return rg_set_error(ctx, RG_EDTYPE,
                             "OpenMP backend: segment_nonzero takes int32 or int64 offsets");
-    int64_t *first = team_scratch(offsets->ctx, team_size((size_t)(nnz + nsegs)));
-    if (!first)
-        return RG_ENOMEM;
-    if (offsets->dtype == RG_INT32)
-        seg_nonzero_i32(seg_offsets->host, positions->host, nnz, offsets->host, nsegs, first);
-    else
-        seg_nonzero_i64(seg_offsets->host, positions->host, nnz, offsets->host, nsegs, first);
-    free(first);
+    size_t n = content->length, nwords = (n + 63) / 64;
+    int64_t nsegs = (int64_t)offsets->length - 1;
+    int parts = team_size(n + (size_t)nsegs);
+    if ((size_t)parts > nwords)
+        parts = (int)nwords;
+    uint64_t *bits = malloc(nwords * sizeof *bits);
+    int64_t *before = malloc(((size_t)parts + 1) * sizeof *before);
+    if (!bits || !before) {
+        free(bits);
+        free(before);
+        return rg_set_error(ctx, RG_ENOMEM,
+                            "OpenMP backend: out of host memory for %zu words of non-zero bits",
+                            nwords);
+    }
+    size_t esize = rg_dtype_size(content->dtype);
+    nz_bits_fn count = have_avx512() && bits_avx512_fns[esize] ? bits_avx512_fns[esize]
+                                                               : bits_fns[esize];
+    before[0] = 0;
+    RG_OMP(parallel for schedule(static, 1) num_threads(parts))
+    for (int t = 0; t < parts; t++)
+        before[t + 1] = count(content->host, mask, n, part_begin(nwords, t, parts),
+                              part_begin(nwords, t + 1, parts), bits);
+    for (int t = 0; t < parts; t++)
+        before[t + 1] += before[t];
+    int64_t total = before[parts];
+    rg_array *so = NULL, *pos = NULL;
+    rg_status st = rg_array_create_uninit(&so, ctx, RG_INT64, (size_t)nsegs + 1);
+    if (st == RG_OK)
+        st = rg_array_create_uninit(&pos, ctx, RG_INT64, (size_t)total);
+    if (st == RG_OK) {
+        bool stream = stream_output((size_t)total * sizeof(int64_t)), avx512 = have_avx512();
+        bool stream_off = stream_output(((size_t)nsegs + 1) * sizeof(int64_t));
+        int64_t *seg_off = so->host;
+        RG_OMP(parallel for schedule(static, 1) num_threads(parts))
+        for (int t = 0; t < parts; t++) {
+            size_t w0 = part_begin(nwords, t, parts), w1 = part_begin(nwords, t + 1, parts);
+            int64_t e0 = (int64_t)w0 * 64, i;
+            if (offsets->dtype == RG_INT32) {
+                i = first_at_least_i32(offsets->host, nsegs, e0);
+                i = seg_part_i32(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
+                                 (int64_t *)pos->host + before[t], stream, stream_off, avx512);
+            } else {
+                i = first_at_least_i64(offsets->host, nsegs, e0);
+                i = seg_part_i64(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
+                                 (int64_t *)pos->host + before[t], stream, stream_off, avx512);
+            }
+            if (t == parts - 1) /* the segments starting at n */
+                for (; i <= nsegs; i++)
+                    seg_off[i] = total;
+            stream_fence();
+        }
+    }
+    free(bits);
+    free(before);
+    if (st != RG_OK) {
+        rg_array_free(so);
+        rg_array_free(pos);
+        return st;
+    }
+    *seg_offsets = so;
+    *positions = pos;
     return RG_OK;
 }

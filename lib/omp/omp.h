@@ -197,8 +197,7 @@ static inline bool have_avx512(void)
 #endif
 }
 
-/* Room for one int64 per thread and one more: the flood's scan partials,
- * segment_nonzero's first segment of each share. */
+/* Room for one int64 per thread and one more: the flood's scan partials. */
 static inline int64_t *team_scratch(rg_context *ctx, int team)
 {
     int64_t *s = malloc(((size_t)team + 1) * sizeof *s);
@@ -248,7 +247,8 @@ RG_HIDDEN rg_status rg_omp_nonzero(rg_array **coords, int64_t *nnz, const rg_arr
                                    int64_t bound);
 RG_HIDDEN rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
                                         uint64_t mask, const int64_t *shape, size_t ndim);
-RG_HIDDEN rg_status rg_omp_segment_nonzero(rg_array *seg_offsets, rg_array *positions,
+RG_HIDDEN rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
+                                           const rg_array *content, uint64_t mask,
                                            const rg_array *offsets);
 
 #endif /* RAGGED_OMP_H */
