@@ -1,8 +1,8 @@
 #!/bin/sh
 # cl_races.sh — runs the tiled kernels of cl/ (the merge paths of
-# segment_nonzero, parents and the reductions, and the scan) as C, one
-# thread per work-item, under ThreadSanitizer, in groups of several sizes,
-# and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
+# segment_nonzero, parents and the reductions, the scan, and nonzero's
+# count and write) as C, one thread per work-item, under ThreadSanitizer,
+# in groups of several sizes, and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
 # which runs a group's work-items one after another in order, so a race
 # between them shows only on a GPU; here ThreadSanitizer reports it.
 # Skipped (77) where the compiler or the system cannot run ThreadSanitizer.
@@ -25,6 +25,7 @@ build() { # name source, then -D options
         "$src/$file" "$src/emu.c" -o "$tmp/$out" -lpthread -lm
 }
 build nzseg nzseg.c
+build nzcount nzcount.c
 build parents parents.c
 build scan scan.c
 build reduce0 reduce.c -DCLASS=0
@@ -38,6 +39,8 @@ for seed in 1 2 3; do
         "$tmp/reduce0" "$group" 5 "$seed"
         "$tmp/reduce1" "$group" 5 "$seed"
     done
+    "$tmp/nzcount" 32 3 "$seed" # groups of whole blocks of 32
+    "$tmp/nzcount" 64 2 "$seed"
     "$tmp/scan" 32 5000 "$seed"
     "$tmp/scan" 16 777 "$seed"
 done
