@@ -40,18 +40,6 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
         memcpy(dst, src, n * sizeof *dst);
 }
 
-/* *dst = v, streamed past the caches if stream (see put_rows). */
-static inline void put_row(int64_t *dst, int64_t v, bool stream)
-{
-#if RG_OMP_HAVE_STREAM
-    if (stream) {
-        _mm_stream_si64((long long *)dst, v);
-        return;
-    }
-#endif
-    *dst = v;
-}
-
 /* The flat indices of the non-zeros of 8-byte elements x[k0 .. k1) into
  * blk (room for k1 - k0 + 8: each step stores 8), returning how many: 8
  * elements at a time, with AVX-512's compress, where the plain loop costs
@@ -743,7 +731,7 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
                                               size_t w1,                                   \
                                 size_t n, const T *restrict o, int64_t i, int64_t rows,    \
                                 int64_t *restrict seg_off, int64_t *restrict pos,          \
-                                bool stream, bool stream_off, bool avx512)                 \
+                                bool stream, bool avx512)                                  \
     {                                                                                      \
         int64_t blk[RG_NZ_BLOCK + 8];                                                      \
         /* the last start before the words (one at e0 is in starts) */                    \
@@ -766,8 +754,7 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
                 acc = (w == prev ? acc : 0) | bit;                                         \
                 starts[w] = acc;                                                           \
                 prev = w;                                                                  \
-                put_row(seg_off + i, below[w] + __builtin_popcountll(bits[c + w] & (bit - 1)), \
-                        stream_off);                                                       \
+                seg_off[i] = below[w] + __builtin_popcountll(bits[c + w] & (bit - 1));     \
             }                                                                              \
             size_t got = avx512 ? local_rows_avx512(bits + c, starts, nw, base, &last, blk) \
                                 : local_rows(bits + c, starts, nw, base, &last, blk);      \
@@ -819,7 +806,6 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
         st = rg_array_create_uninit(&pos, ctx, RG_INT64, (size_t)total);
     if (st == RG_OK) {
         bool stream = stream_output((size_t)total * sizeof(int64_t)), avx512 = have_avx512();
-        bool stream_off = stream_output(((size_t)nsegs + 1) * sizeof(int64_t));
         int64_t *seg_off = so->host;
         RG_OMP(parallel for schedule(static, 1) num_threads(parts))
         for (int t = 0; t < parts; t++) {
@@ -828,11 +814,11 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
             if (offsets->dtype == RG_INT32) {
                 i = first_at_least_i32(offsets->host, nsegs, e0);
                 i = seg_part_i32(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
-                                 (int64_t *)pos->host + before[t], stream, stream_off, avx512);
+                                 (int64_t *)pos->host + before[t], stream, avx512);
             } else {
                 i = first_at_least_i64(offsets->host, nsegs, e0);
                 i = seg_part_i64(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
-                                 (int64_t *)pos->host + before[t], stream, stream_off, avx512);
+                                 (int64_t *)pos->host + before[t], stream, avx512);
             }
             if (t == parts - 1) /* the segments starting at n */
                 for (; i <= nsegs; i++)
