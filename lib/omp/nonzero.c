@@ -804,7 +804,9 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
     rg_status st = rg_array_create_uninit(&so, ctx, RG_INT64, (size_t)nsegs + 1);
     if (st == RG_OK)
         st = rg_array_create_uninit(&pos, ctx, RG_INT64, (size_t)total);
-    if (st == RG_OK) {
+    if (st == RG_OK && total == 0) /* (and positions has no storage) */
+        memset(so->host, 0, ((size_t)nsegs + 1) * sizeof(int64_t));
+    else if (st == RG_OK) {
         bool stream = stream_output((size_t)total * sizeof(int64_t)), avx512 = have_avx512();
         int64_t *seg_off = so->host;
         RG_OMP(parallel for schedule(static, 1) num_threads(parts))
