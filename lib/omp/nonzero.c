@@ -643,6 +643,11 @@ static size_t local_rows(const uint64_t *bits, const uint64_t *starts, size_t nw
     for (size_t j = 0; j < nw; j++) {
         uint64_t m = bits[j], s = starts[j];
         int64_t wb = base + 64 * (int64_t)j;
+        if (!s) { /* all in one segment: half the work (long segments) */
+            for (int64_t shift = wb - start; m; m &= m - 1)
+                blk[n++] = __builtin_ctzll(m) + shift;
+            continue;
+        }
         for (; m; m &= m - 1) {
             unsigned q = (unsigned)__builtin_ctzll(m);
             uint64_t below = s & (~(uint64_t)0 >> (63 - q)); /* starts at or below q */
