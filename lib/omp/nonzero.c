@@ -555,8 +555,9 @@ rg_status rg_omp_nonzero_into(rg_array *coords, int64_t *nnz, const rg_array *a,
  * The content is read once and no result is read back.  Before, nonzero
  * wrote the flat indices and a walk merged them with the offsets: it read
  * and rewrote every position and mispredicted about once per segment where
- * segments hold few (10^8 float64 elements half zero, 2 threads of an AMD
- * EPYC Zen 5: BENCHMARKS.md, fifteenth session). */
+ * segments hold few: this takes 0.53x to 0.86x its time at 10^8 float64
+ * elements half zero on 2 threads of an AMD EPYC Zen 5 (BENCHMARKS.md,
+ * fifteenth 2026-11-26 session). */
 #define RG_SEG_WORDS (RG_NZ_BLOCK / 64) /* words a step of pass 2 takes */
 
 /* bits[w] for the words [w0, w1) of x (n elements in all; a short last
