@@ -654,8 +654,7 @@ static size_t local_rows(const uint64_t *bits, const uint64_t *starts, size_t nw
             uint64_t below = s & (~(uint64_t)0 >> (63 - q)); /* starts at or below q */
             blk[n++] = q - (below ? 63 - __builtin_clzll(below) : start - wb);
         }
-        if (s)
-            start = wb + 63 - __builtin_clzll(s);
+        start = wb + 63 - __builtin_clzll(s);
     }
     *last = start;
     return n;
@@ -733,14 +732,13 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
         }                                                                                  \
         return lo;                                                                         \
     }                                                                                      \
-    RG_OMP_CLONES static int64_t seg_part_##N(const uint64_t *restrict bits, size_t w0,    \
-                                              size_t w1,                                   \
-                                size_t n, const T *restrict o, int64_t i, int64_t rows,    \
-                                int64_t *restrict seg_off, int64_t *restrict pos,          \
-                                bool stream, bool avx512)                                  \
+    RG_OMP_CLONES static int64_t seg_part_##N(                                             \
+        const uint64_t *restrict bits, size_t w0, size_t w1, size_t n, const T *restrict o, \
+        int64_t i, int64_t rows, int64_t *restrict seg_off, int64_t *restrict pos,         \
+        bool stream, bool avx512)                                                          \
     {                                                                                      \
         int64_t blk[RG_NZ_BLOCK + 8];                                                      \
-        /* the last start before the words (one at e0 is in starts) */                    \
+        /* the last start before the words (one at their first element is in starts) */   \
         int64_t last = i > 0 ? (int64_t)o[i - 1] : 0;                                      \
         for (size_t c = w0; c < w1; c += RG_SEG_WORDS) {                                   \
             size_t nw = w1 - c < RG_SEG_WORDS ? w1 - c : RG_SEG_WORDS;                     \
