@@ -239,6 +239,29 @@ RG_HIDDEN rg_status rg_array_reserve(rg_array *a, size_t min_capacity);
 /* Sets the length (<= capacity).  New elements hold whatever is in storage. */
 RG_HIDDEN void rg_array_set_length(rg_array *a, size_t length);
 
+/* ---- large host blocks (host.c) ---- */
+
+/* From this size host blocks get a mapping of their own, 2 MiB-aligned and
+ * marked for transparent huge pages: the first touch of 4 KiB pages (a fault
+ * and a kernel zero fill per page) costs several times a write of the same
+ * bytes.  glibc maps blocks from 32 MiB up afresh anyway (its largest
+ * dynamic mmap threshold), so below that malloc, which may reuse freed
+ * memory without any fault, stays. */
+#define RG_HOST_MAP_MIN ((size_t)32 << 20)
+RG_HIDDEN size_t rg_host_page_round(size_t nbytes);
+/* nbytes (> 0) in a fresh mapping (reads as zeros) starting on a huge page
+ * boundary; NULL if none (or where the system has no such advice). */
+RG_HIDDEN void *rg_host_map(size_t nbytes);
+RG_HIDDEN void rg_host_unmap(void *p, size_t nbytes);
+/* A block of nbytes for host code that writes it whole once (segment
+ * descriptors): mapped from one huge page up where it can be, else malloc'd
+ * (*mapped says which); NULL when there is no memory.  Uninitialised.  From
+ * 2 MiB, not 32: glibc gave the freed blocks of a few MiB back to the system
+ * (top trimming), so each call faulted their 4 KiB pages in again. */
+#define RG_HOST_ALLOC_MAP_MIN ((size_t)2 << 20)
+RG_HIDDEN void *rg_host_alloc(size_t nbytes, bool *mapped);
+RG_HIDDEN void rg_host_free(void *p, size_t nbytes, bool mapped);
+
 /* Records a printf-style message as ctx's last error and returns status. */
 RG_HIDDEN rg_status rg_set_error(rg_context *ctx, rg_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -11,6 +11,7 @@ struct rg_segd {
     size_t nsegs;
     int64_t *offsets;  /* nsegs + 1 */
     int64_t *lengths;  /* nsegs */
+    bool offsets_mapped, lengths_mapped; /* rg_host_alloc's say */
 };
 
 struct rg_dsegd {
@@ -19,20 +20,22 @@ struct rg_dsegd {
     rg_segd_part parts[]; /* nworkers */
 };
 
-/* An empty descriptor of nsegs segments, offsets[0] = 0. */
+/* An empty descriptor of nsegs segments, offsets[0] = 0.  Large ones take
+ * huge-page mappings: a descriptor is written once, whole, into fresh
+ * memory, and with 4 KiB pages the page faults took most of the time. */
 static rg_status segd_alloc(rg_segd **out, rg_context *ctx, size_t nsegs, const char *fn)
 {
     rg_segd *d = calloc(1, sizeof *d);
     if (d && nsegs < SIZE_MAX / sizeof(int64_t) - 1) {
-        d->offsets = malloc((nsegs + 1) * sizeof *d->offsets);
-        d->lengths = malloc((nsegs ? nsegs : 1) * sizeof *d->lengths);
+        d->nsegs = nsegs;
+        d->offsets = rg_host_alloc((nsegs + 1) * sizeof *d->offsets, &d->offsets_mapped);
+        d->lengths = rg_host_alloc(nsegs * sizeof *d->lengths, &d->lengths_mapped);
     }
     if (!d || !d->offsets || !d->lengths) {
         rg_segd_free(d);
         return rg_set_error(ctx, RG_ENOMEM, "%s: no host memory for %zu segments", fn, nsegs);
     }
     d->ctx = ctx;
-    d->nsegs = nsegs;
     d->offsets[0] = 0;
     *out = d;
     return RG_OK;
@@ -42,8 +45,8 @@ void rg_segd_free(rg_segd *segd)
 {
     if (!segd)
         return;
-    free(segd->offsets);
-    free(segd->lengths);
+    rg_host_free(segd->offsets, (segd->nsegs + 1) * sizeof *segd->offsets, segd->offsets_mapped);
+    rg_host_free(segd->lengths, segd->nsegs * sizeof *segd->lengths, segd->lengths_mapped);
     free(segd);
 }
 
@@ -55,20 +58,29 @@ rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *le
         return RG_EINVAL;
     if (!out || (!lengths && nsegs > 0))
         return rg_set_error(ctx, RG_EINVAL, "%s: %s is NULL", fn, out ? "lengths" : "out");
-    for (size_t i = 0; i < nsegs; i++)
-        if (lengths[i] < 0)
-            return rg_set_error(ctx, RG_EINVAL, "%s: lengths[%zu] = %lld is negative", fn, i,
-                                (long long)lengths[i]);
     rg_segd *d;
     rg_status st = segd_alloc(&d, ctx, nsegs, fn);
     if (st != RG_OK)
         return st;
+    /* One pass that flags any negative length or a sum past INT64_MAX (once
+     * past, the flag stays whatever the unsigned sum does next); the
+     * messages come from a second look only when something is wrong. */
+    uint64_t sum = 0;
+    bool bad = false;
     for (size_t i = 0; i < nsegs; i++) {
-        if (__builtin_add_overflow(d->offsets[i], lengths[i], &d->offsets[i + 1])) {
-            rg_segd_free(d);
-            return rg_set_error(ctx, RG_EOVERFLOW, "%s: the lengths add up past INT64_MAX", fn);
-        }
-        d->lengths[i] = lengths[i];
+        int64_t len = lengths[i];
+        sum += (uint64_t)len;
+        bad |= (len < 0) | (sum > (uint64_t)INT64_MAX);
+        d->lengths[i] = len;
+        d->offsets[i + 1] = (int64_t)sum;
+    }
+    if (bad) {
+        rg_segd_free(d);
+        for (size_t i = 0; i < nsegs; i++)
+            if (lengths[i] < 0)
+                return rg_set_error(ctx, RG_EINVAL, "%s: lengths[%zu] = %lld is negative", fn, i,
+                                    (long long)lengths[i]);
+        return rg_set_error(ctx, RG_EOVERFLOW, "%s: the lengths add up past INT64_MAX", fn);
     }
     *out = d;
     return RG_OK;
@@ -88,20 +100,26 @@ rg_status rg_segd_from_offsets(rg_segd **out, rg_context *ctx, const int64_t *of
     if (offsets[0] != 0)
         return rg_set_error(ctx, RG_EOFFSETS, "%s: offsets[0] = %lld, must be 0", fn,
                             (long long)offsets[0]);
-    for (size_t i = 1; i < noffsets; i++)
-        if (offsets[i] < offsets[i - 1])
-            return rg_set_error(ctx, RG_EOFFSETS,
-                                "%s: offsets decrease at index %zu: offsets[%zu] = %lld is less "
-                                "than offsets[%zu] = %lld",
-                                fn, i, i, (long long)offsets[i], i - 1,
-                                (long long)offsets[i - 1]);
     rg_segd *d;
     rg_status st = segd_alloc(&d, ctx, noffsets - 1, fn);
     if (st != RG_OK)
         return st;
+    bool bad = false; /* a decrease anywhere; the message comes from a second look */
     for (size_t i = 0; i + 1 < noffsets; i++) {
+        int64_t len = (int64_t)((uint64_t)offsets[i + 1] - (uint64_t)offsets[i]);
+        bad |= offsets[i + 1] < offsets[i];
         d->offsets[i + 1] = offsets[i + 1];
-        d->lengths[i] = offsets[i + 1] - offsets[i];
+        d->lengths[i] = len;
+    }
+    if (bad) {
+        rg_segd_free(d);
+        for (size_t i = 1;; i++) /* bad says there is one */
+            if (offsets[i] < offsets[i - 1])
+                return rg_set_error(ctx, RG_EOFFSETS,
+                                    "%s: offsets decrease at index %zu: offsets[%zu] = %lld is "
+                                    "less than offsets[%zu] = %lld",
+                                    fn, i, i, (long long)offsets[i], i - 1,
+                                    (long long)offsets[i - 1]);
     }
     *out = d;
     return RG_OK;
@@ -350,11 +368,12 @@ rg_status rg_dsegd_join(rg_segd **out, const rg_dsegd *dsegd)
     if (st != RG_OK)
         return st;
     size_t k = 0;
+    int64_t at = 0;
     for (size_t w = 0; w < dsegd->nworkers; w++) {
         const rg_segd_part *p = &dsegd->parts[w];
         for (size_t j = 0; j < p->npieces; j++, k++) {
             d->lengths[k] = piece_length(dsegd->segd->offsets, p, j);
-            d->offsets[k + 1] = d->offsets[k] + d->lengths[k];
+            d->offsets[k + 1] = at += d->lengths[k];
         }
     }
     *out = d;
@@ -380,15 +399,26 @@ rg_status rg_dsegd_glue(rg_segd **out, const rg_dsegd *dsegd)
     rg_status st = segd_alloc(&d, ctx, nsegs, fn);
     if (st != RG_OK)
         return st;
-    for (size_t i = 0; i < nsegs; i++)
-        d->lengths[i] = 0;
+    /* Parts come in order of their first segment, so a piece adds to a
+     * length already written only where a segment was cut (at the start of
+     * a part); segments that no piece covers would be empty. */
+    const int64_t *o = dsegd->segd->offsets;
+    size_t done = 0; /* lengths [0, done) are written */
     for (size_t w = 0; w < dsegd->nworkers; w++) {
         const rg_segd_part *p = &dsegd->parts[w];
-        for (size_t j = 0; j < p->npieces; j++)
-            d->lengths[p->first_seg + j] += piece_length(dsegd->segd->offsets, p, j);
+        size_t first = p->first_seg, j = 0;
+        for (; j < p->npieces && first + j < done; j++)
+            d->lengths[first + j] += piece_length(o, p, j);
+        while (done < first + j)
+            d->lengths[done++] = 0;
+        for (; j < p->npieces; j++)
+            d->lengths[first + j] = piece_length(o, p, j);
+        if (done < first + j)
+            done = first + j;
     }
+    int64_t at = 0;
     for (size_t i = 0; i < nsegs; i++)
-        d->offsets[i + 1] = d->offsets[i] + d->lengths[i];
+        d->offsets[i + 1] = at += d->lengths[i];
     *out = d;
     return RG_OK;
 }

@@ -283,6 +283,97 @@ START_TEST(test_segd_bad_input)
 }
 END_TEST
 
+/* Descriptors large enough for huge-page mappings (2 MiB and up): the
+ * same results as from a serial reference, errors found at the far end,
+ * and every split glued back. */
+START_TEST(test_segd_large)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const size_t nsegs = ((size_t)4 << 20) / sizeof(int64_t) + 4099;
+    int64_t *len = malloc(nsegs * sizeof *len), *off = malloc((nsegs + 1) * sizeof *off);
+    ck_assert(len && off);
+    off[0] = 0;
+    for (size_t i = 0; i < nsegs; i++) {
+        len[i] = (int64_t)((i * 2654435761u) % 13) * (i % 5 != 0); /* a fifth empty */
+        off[i + 1] = off[i] + len[i];
+    }
+    rg_segd *s = segd_of(ctx, len, nsegs), *t = NULL;
+    ck_assert_uint_eq(rg_segd_nsegs(s), nsegs);
+    test_expect_i64(rg_segd_lengths(s), len, nsegs, "large from_lengths lengths");
+    test_expect_i64(rg_segd_offsets(s), off, nsegs + 1, "large from_lengths offsets");
+    ck_assert_int_eq(rg_segd_from_offsets(&t, ctx, off, nsegs + 1), RG_OK);
+    expect_same_segd(t, s, "large from_offsets");
+    rg_segd_free(t);
+    /* (check_split asserts per piece, which Check makes slow at this size.) */
+    int64_t *pieces = malloc((nsegs + 8) * sizeof *pieces);
+    ck_assert(pieces);
+    for (int by_elems = 0; by_elems < 2; by_elems++)
+        for (size_t p = 1; p <= 7; p += 3) {
+            rg_dsegd *d = NULL;
+            rg_segd *j = NULL, *g = NULL;
+            rg_status st = by_elems ? rg_segd_split_elems(&d, s, p) : rg_segd_split_segs(&d, s, p);
+            ck_assert_int_eq(st, RG_OK);
+            size_t k = 0;
+            for (size_t w = 0; w < p; w++) {
+                ck_assert_int_eq(rg_dsegd_lengths(pieces + k, d, w), RG_OK);
+                k += part_of(d, w).npieces;
+                ck_assert(k <= nsegs + 8);
+            }
+            ck_assert_int_eq(rg_dsegd_join(&j, d), RG_OK);
+            ck_assert_uint_eq(rg_segd_nsegs(j), k);
+            ck_assert_int_eq(rg_segd_nelems(j), off[nsegs]);
+            test_expect_i64(rg_segd_lengths(j), pieces, k, "large join");
+            ck_assert_int_eq(rg_dsegd_glue(&g, d), RG_OK);
+            expect_same_segd(g, s, "large glue");
+            rg_segd_free(g);
+            rg_segd_free(j);
+            rg_dsegd_free(d);
+        }
+    free(pieces);
+    rg_segd_free(s);
+
+    /* Bad input at the last segment; nothing is returned. */
+    t = (rg_segd *)&t;
+    len[nsegs - 1] = -1;
+    ck_assert_int_eq(rg_segd_from_lengths(&t, ctx, len, nsegs), RG_EINVAL);
+    char want[64];
+    snprintf(want, sizeof want, "lengths[%zu] = -1", nsegs - 1);
+    ck_assert_msg(test_contains(rg_context_error(ctx), want), "%s", rg_context_error(ctx));
+    len[nsegs - 1] = INT64_MAX - off[nsegs - 1] + 1;
+    ck_assert_int_eq(rg_segd_from_lengths(&t, ctx, len, nsegs), RG_EOVERFLOW);
+    off[nsegs] = off[nsegs - 1] - 1;
+    ck_assert_int_eq(rg_segd_from_offsets(&t, ctx, off, nsegs + 1), RG_EOFFSETS);
+    snprintf(want, sizeof want, "index %zu", nsegs);
+    ck_assert_msg(test_contains(rg_context_error(ctx), want), "%s", rg_context_error(ctx));
+    ck_assert_ptr_eq(t, (rg_segd *)&t);
+    free(len);
+    free(off);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* Sums at and past INT64_MAX, also where an unsigned sum would wrap to a
+ * small value. */
+START_TEST(test_segd_sum_limits)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_segd *s = NULL;
+    const int64_t at_max[2] = {INT64_MAX - 1, 1};
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, at_max, 2), RG_OK);
+    ck_assert_int_eq(rg_segd_nelems(s), INT64_MAX);
+    rg_segd_free(s);
+    s = (rg_segd *)&s;
+    const int64_t wrap[3] = {INT64_MAX, INT64_MAX, 2}, past[3] = {INT64_MAX, 1, 0};
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, wrap, 3), RG_EOVERFLOW);
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, past, 3), RG_EOVERFLOW);
+    const int64_t neg_later[3] = {INT64_MAX, 1, -5};
+    ck_assert_int_eq(rg_segd_from_lengths(&s, ctx, neg_later, 3), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "lengths[2] = -5"));
+    ck_assert_ptr_eq(s, (rg_segd *)&s);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *segd_suite(void)
 {
     Suite *s = suite_create("segd");
@@ -292,6 +383,8 @@ Suite *segd_suite(void)
     tcase_add_test(tc, test_split_properties);
     tcase_add_loop_test(tc, test_segd_from_array, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_segd_bad_input);
+    tcase_add_test(tc, test_segd_large);
+    tcase_add_test(tc, test_segd_sum_limits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1090,44 +1090,16 @@ static rg_status dtype_error(rg_context *ctx, const char *op)
 }
 
 /* ------------------------------------------------------------------------
- * Host storage.  Large arrays get a mapping of their own, 2 MiB-aligned and
- * marked for transparent huge pages: the first touch of 4 KiB pages (a fault
- * and a kernel zero fill per page) costs several times a write of the same
- * bytes, and every fresh output of a big op pays it.  glibc maps blocks from
- * 32 MiB up afresh anyway (its largest dynamic mmap threshold), so below that
- * malloc, which may reuse freed memory without any fault, stays.  A fresh
- * anonymous mapping reads as zeros, so zero-filled arrays cost nothing more,
- * and pages never touched (the spare rows of an over-allocated result) never
- * take memory.  a->host_mapped tells release, trim and grow which kind it is.
+ * Host storage.  Large arrays get a mapping of their own (rg_host_map):
+ * every fresh output of a big op pays the first touch of its pages, which
+ * huge pages make several times cheaper.  A fresh anonymous mapping reads as
+ * zeros, so zero-filled arrays cost nothing more, and pages never touched
+ * (the spare rows of an over-allocated result) never take memory.
+ * a->host_mapped tells release, trim and grow which kind it is.
  * ------------------------------------------------------------------------ */
 
 #if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE)
-#define RG_OMP_MAP_MIN ((size_t)32 << 20)
-#define RG_OMP_HUGE_PAGE ((size_t)2 << 20)
-
-static size_t page_round(size_t nbytes)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return (nbytes + page - 1) / page * page;
-}
-
-/* nbytes (> 0) in a new mapping starting on a huge page boundary; NULL if none. */
-static void *map_huge(size_t nbytes)
-{
-    size_t len = page_round(nbytes), span = len + RG_OMP_HUGE_PAGE;
-    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    /* Over-mapped by one huge page; the slack before and after goes back. */
-    uintptr_t addr = (uintptr_t)p;
-    char *start = p + ((RG_OMP_HUGE_PAGE - addr % RG_OMP_HUGE_PAGE) % RG_OMP_HUGE_PAGE);
-    if (start > p)
-        munmap(p, (size_t)(start - p));
-    if (start + len < p + span)
-        munmap(start + len, (size_t)(p + span - (start + len)));
-    madvise(start, len, MADV_HUGEPAGE); /* advice only: 4 KiB pages still work */
-    return start;
-}
+#define RG_OMP_MAP_MIN RG_HOST_MAP_MIN
 
 /* The mappings of the two largest arrays freed last, up to RG_OMP_SPARE_MAX
  * bytes each, are kept for the next large arrays whose contents will be
@@ -1285,10 +1257,13 @@ static rg_status omp_array_alloc(rg_array *a, bool zero)
     if (a->nbytes == 0)
         return RG_OK;
 #ifdef RG_OMP_MAP_MIN
-    if (a->nbytes >= RG_OMP_MAP_MIN && ((!zero && (a->host = take_spare(a->ctx, page_round(
-                                                       a->nbytes)))) ||
-                                        (a->host = map_huge(a->nbytes))))
-        a->host_mapped = true;
+    if (a->nbytes >= RG_OMP_MAP_MIN) {
+        if (!zero)
+            a->host = take_spare(a->ctx, rg_host_page_round(a->nbytes));
+        if (!a->host)
+            a->host = rg_host_map(a->nbytes);
+        a->host_mapped = a->host != NULL;
+    }
 #endif
     if (!a->host)
         a->host = zero ? calloc(1, a->nbytes) : malloc(a->nbytes);
@@ -1303,7 +1278,7 @@ static void omp_array_release(rg_array *a)
 {
 #ifdef RG_OMP_MAP_MIN
     if (a->host_mapped) {
-        keep_spare(a->ctx, a->host, page_round(a->capacity * rg_dtype_size(a->dtype)));
+        keep_spare(a->ctx, a->host, rg_host_page_round(a->capacity * rg_dtype_size(a->dtype)));
         a->host = NULL;
         a->host_mapped = false;
         return;
@@ -1318,7 +1293,7 @@ static bool omp_array_trim(rg_array *a, size_t old_nbytes)
 {
 #ifdef RG_OMP_MAP_MIN
     if (a->host_mapped) { /* the whole pages past the new end go back */
-        size_t keep = page_round(a->nbytes), old = page_round(old_nbytes);
+        size_t keep = rg_host_page_round(a->nbytes), old = rg_host_page_round(old_nbytes);
         if (old > keep)
             munmap((char *)a->host + keep, old - keep);
         if (keep == 0) {
@@ -1644,8 +1619,8 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
     if (a->host_mapped) {
         /* The pages moved or added are the mapping's; new pages read as
          * zeros, but the last old page may hold bytes from before a trim. */
-        size_t old_len = page_round(old_bytes);
-        void *grown = mremap(a->host, old_len, page_round(nbytes), MREMAP_MAYMOVE);
+        size_t old_len = rg_host_page_round(old_bytes);
+        void *grown = mremap(a->host, old_len, rg_host_page_round(nbytes), MREMAP_MAYMOVE);
         if (grown == MAP_FAILED)
             return rg_set_error(a->ctx, RG_ENOMEM,
                                 "OpenMP backend: cannot grow an array of %s to %zu bytes",
@@ -1658,7 +1633,7 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
         /* Grown to mapping size (a list's content starts empty): move into a
          * huge-page mapping, as if it had been allocated that size.  Fresh
          * mapped pages read as zeros, so only the old bytes are copied. */
-        char *mapped = map_huge(nbytes);
+        char *mapped = rg_host_map(nbytes);
         if (mapped) {
             if (old_bytes > 0)
                 memcpy(mapped, a->host, old_bytes);
