@@ -979,6 +979,67 @@ START_TEST(test_segment_nonzero_words)
 }
 END_TEST
 
+/* Segment starts crowded into part of the elements (OpenMP balances pass 2
+ * by elements and starts): half length-1 then one long segment, long then
+ * thousands of empty segments at the end, empties in the middle and at the
+ * start, lengths in increasing order; 1 to 5 threads. */
+START_TEST(test_segment_nonzero_skewed)
+{
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    int omp = rg_context_backend(ctx) == RG_BACKEND_OPENMP;
+    const size_t n = 50000, most = 3 * n;
+    int64_t *off = malloc((most + 1) * sizeof *off);
+    ck_assert_ptr_nonnull(off);
+    unsigned char *buf = gen_input(RG_FLOAT64, n, 500, 3);
+    for (int round = 0, nthreads; (nthreads = omp ? test_threads(round) : round == 0) > 0;
+         round++)
+        for (int shape = 0; shape < 5; shape++) {
+            size_t k = 0;
+            off[0] = 0;
+            if (shape == 0) { /* n/2 of length 1, then one segment */
+                for (size_t e = 1; e <= n / 2; e++)
+                    off[++k] = (int64_t)e;
+                off[++k] = (int64_t)n;
+            } else if (shape == 1) { /* length 100, then 2n empty at the end */
+                for (size_t e = 100; e < n; e += 100)
+                    off[++k] = (int64_t)e;
+                while (k < 3 * n / 100 + 2 * n)
+                    off[++k] = (int64_t)n;
+            } else if (shape == 2) { /* n empty at 3n/4, length 7 around them */
+                for (size_t e = 7; e < n; e += 7) {
+                    off[++k] = (int64_t)e;
+                    if (e / 7 == 3 * n / 28)
+                        for (size_t d = 0; d < n; d++)
+                            off[++k] = (int64_t)e;
+                }
+                off[++k] = (int64_t)n;
+            } else if (shape == 3) { /* n empty at 0, then length 3 */
+                while (k < n)
+                    off[++k] = 0;
+                for (size_t e = 3; e < n; e += 3)
+                    off[++k] = (int64_t)e;
+                off[++k] = (int64_t)n;
+            } else { /* lengths 1, 2, 3, ... */
+                for (size_t len = 1, e = 1; e < n; e += ++len)
+                    off[++k] = (int64_t)e;
+                off[++k] = (int64_t)n;
+            }
+            ck_assert(k <= most && off[k] == (int64_t)n);
+            for (int wide = 0; wide < 2; wide++) {
+                char what[96];
+                snprintf(what, sizeof what, "skewed shape %d, %s offsets, %d threads", shape,
+                         wide ? "int64" : "int32", nthreads);
+                check_segments(ctx, RG_FLOAT64, buf, off, k, wide ? RG_INT64 : RG_INT32, what);
+            }
+        }
+    if (omp)
+        test_threads_restore();
+    free(buf);
+    free(off);
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_segment_nonzero_errors)
 {
     TEST_CONTEXT(ctx, _i);
@@ -1064,6 +1125,7 @@ Suite *nonzero_suite(void)
     tcase_add_loop_test(tc, test_nonzero_into_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_segment_nonzero_shares, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_segment_nonzero_words, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_loop_test(tc, test_segment_nonzero_skewed, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_segment_nonzero_errors, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

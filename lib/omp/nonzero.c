@@ -715,7 +715,15 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
 }
 #endif
 
+/* Pass 2's parts count a segment start as RG_SEG_WEIGHT elements (paired
+ * runs of weights 1 to 16 on skewed lengths: 2 to 8 within noise of each
+ * other, 1 and 16 slower; BENCHMARKS.md, sixteenth session). */
+#define RG_SEG_WEIGHT 4.0
+
 /* first_at_least: the first i in [0, nsegs] with o[i] >= x (x <= o[nsegs]).
+ * split_word: the first word w with w * 64 elements and the segments
+ * starting before them (of the at_end starting before n), weighed, at or
+ * past target: where a part of pass 2 begins.
  * seg_part: pass 2 over the words [w0, w1) (the elements before them make
  * rows rows), from segment i, the first starting in them; returns the
  * first segment starting past them. */
@@ -726,6 +734,20 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
         while (lo < hi) {                                                                  \
             int64_t mid = lo + (hi - lo) / 2;                                              \
             if ((int64_t)o[mid] < x)                                                       \
+                lo = mid + 1;                                                              \
+            else                                                                           \
+                hi = mid;                                                                  \
+        }                                                                                  \
+        return lo;                                                                         \
+    }                                                                                      \
+    static size_t split_word_##N(const T *o, int64_t nsegs, int64_t at_end, size_t nwords, \
+                                 double target)                                            \
+    {                                                                                      \
+        size_t lo = 0, hi = nwords;                                                        \
+        while (lo < hi) {                                                                  \
+            size_t mid = lo + (hi - lo) / 2;                                               \
+            int64_t x = (int64_t)mid * 64, i = first_at_least_##N(o, nsegs, x);            \
+            if ((double)x + RG_SEG_WEIGHT * (double)(i < at_end ? i : at_end) < target)    \
                 lo = mid + 1;                                                              \
             else                                                                           \
                 hi = mid;                                                                  \
@@ -813,22 +835,40 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
     else if (st == RG_OK) {
         bool stream = stream_output((size_t)total * sizeof(int64_t)), avx512 = have_avx512();
         int64_t *seg_off = so->host;
+        const void *o = offsets->host;
+        bool narrow = offsets->dtype == RG_INT32;
+        /* Pass 2's parts weigh elements against segment starts, so that a
+         * run of short or empty segments is not one thread's alone; the
+         * segments starting at n (no word holds them) are shared out apart. */
+        int64_t at_end = narrow ? first_at_least_i32(o, nsegs, (int64_t)n)
+                                : first_at_least_i64(o, nsegs, (int64_t)n);
+        double weight = (double)n + RG_SEG_WEIGHT * (double)at_end;
         RG_OMP(parallel for schedule(static, 1) num_threads(parts))
         for (int t = 0; t < parts; t++) {
-            size_t w0 = part_begin(nwords, t, parts), w1 = part_begin(nwords, t + 1, parts);
-            int64_t e0 = (int64_t)w0 * 64, i;
-            if (offsets->dtype == RG_INT32) {
-                i = first_at_least_i32(offsets->host, nsegs, e0);
-                i = seg_part_i32(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
-                                 (int64_t *)pos->host + before[t], stream, avx512);
-            } else {
-                i = first_at_least_i64(offsets->host, nsegs, e0);
-                i = seg_part_i64(bits, w0, w1, n, offsets->host, i, before[t], seg_off,
-                                 (int64_t *)pos->host + before[t], stream, avx512);
-            }
-            if (t == parts - 1) /* the segments starting at n */
-                for (; i <= nsegs; i++)
-                    seg_off[i] = total;
+            double target = weight * t / parts, next = weight * (t + 1) / parts;
+            size_t w0 = t == 0 ? 0
+                        : narrow ? split_word_i32(o, nsegs, at_end, nwords, target)
+                                 : split_word_i64(o, nsegs, at_end, nwords, target);
+            size_t w1 = t == parts - 1 ? nwords
+                        : narrow ? split_word_i32(o, nsegs, at_end, nwords, next)
+                                 : split_word_i64(o, nsegs, at_end, nwords, next);
+            /* Rows before w0: pass 1's count up to its part holding w0, and the rest. */
+            int p = 0;
+            while (p + 1 < parts && part_begin(nwords, p + 1, parts) <= w0)
+                p++;
+            int64_t rows = before[p];
+            for (size_t w = part_begin(nwords, p, parts); w < w0; w++)
+                rows += __builtin_popcountll(bits[w]);
+            int64_t *out = (int64_t *)pos->host + rows, e0 = (int64_t)w0 * 64;
+            if (narrow)
+                seg_part_i32(bits, w0, w1, n, o, first_at_least_i32(o, nsegs, e0), rows,
+                             seg_off, out, stream, avx512);
+            else
+                seg_part_i64(bits, w0, w1, n, o, first_at_least_i64(o, nsegs, e0), rows,
+                             seg_off, out, stream, avx512);
+            size_t tail = (size_t)(nsegs + 1 - at_end);
+            for (size_t k = part_begin(tail, t, parts); k < part_begin(tail, t + 1, parts); k++)
+                seg_off[at_end + (int64_t)k] = total;
             stream_fence();
         }
     }
