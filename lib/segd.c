@@ -50,6 +50,37 @@ void rg_segd_free(rg_segd *segd)
     free(segd);
 }
 
+/* The first bad length (negative, or the sum past INT64_MAX), if any. */
+static rg_status lengths_error(rg_context *ctx, const char *fn, const int64_t *lengths,
+                               size_t nsegs)
+{
+    for (size_t i = 0; i < nsegs; i++)
+        if (lengths[i] < 0)
+            return rg_set_error(ctx, RG_EINVAL, "%s: lengths[%zu] = %lld is negative", fn, i,
+                                (long long)lengths[i]);
+    int64_t sum = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        if (__builtin_add_overflow(sum, lengths[i], &sum))
+            return rg_set_error(ctx, RG_EOVERFLOW, "%s: the lengths add up past INT64_MAX", fn);
+    return RG_OK;
+}
+
+/* The first decrease of offsets[0 .. n), if any (offsets[0] is checked apart). */
+static rg_status offsets_error(rg_context *ctx, const char *fn, const int64_t *offsets, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (offsets[i] < offsets[i - 1])
+            return rg_set_error(ctx, RG_EOFFSETS,
+                                "%s: offsets decrease at index %zu: offsets[%zu] = %lld is less "
+                                "than offsets[%zu] = %lld",
+                                fn, i, i, (long long)offsets[i], i - 1,
+                                (long long)offsets[i - 1]);
+    return RG_OK;
+}
+
+/* from_lengths and from_offsets check as they build, in one pass, and look
+ * again for the message only when something is wrong (or when there is no
+ * memory, so that bad input is still reported as such). */
 rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *lengths,
                                size_t nsegs)
 {
@@ -60,11 +91,12 @@ rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *le
         return rg_set_error(ctx, RG_EINVAL, "%s: %s is NULL", fn, out ? "lengths" : "out");
     rg_segd *d;
     rg_status st = segd_alloc(&d, ctx, nsegs, fn);
-    if (st != RG_OK)
-        return st;
-    /* One pass that flags any negative length or a sum past INT64_MAX (once
-     * past, the flag stays whatever the unsigned sum does next); the
-     * messages come from a second look only when something is wrong. */
+    if (st != RG_OK) {
+        rg_status bad = lengths_error(ctx, fn, lengths, nsegs);
+        return bad != RG_OK ? bad : st;
+    }
+    /* Once the unsigned sum passes INT64_MAX the flag stays, whatever the
+     * sum does next. */
     uint64_t sum = 0;
     bool bad = false;
     for (size_t i = 0; i < nsegs; i++) {
@@ -76,11 +108,7 @@ rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *le
     }
     if (bad) {
         rg_segd_free(d);
-        for (size_t i = 0; i < nsegs; i++)
-            if (lengths[i] < 0)
-                return rg_set_error(ctx, RG_EINVAL, "%s: lengths[%zu] = %lld is negative", fn, i,
-                                    (long long)lengths[i]);
-        return rg_set_error(ctx, RG_EOVERFLOW, "%s: the lengths add up past INT64_MAX", fn);
+        return lengths_error(ctx, fn, lengths, nsegs);
     }
     *out = d;
     return RG_OK;
@@ -102,24 +130,19 @@ rg_status rg_segd_from_offsets(rg_segd **out, rg_context *ctx, const int64_t *of
                             (long long)offsets[0]);
     rg_segd *d;
     rg_status st = segd_alloc(&d, ctx, noffsets - 1, fn);
-    if (st != RG_OK)
-        return st;
-    bool bad = false; /* a decrease anywhere; the message comes from a second look */
+    if (st != RG_OK) {
+        rg_status bad = offsets_error(ctx, fn, offsets, noffsets);
+        return bad != RG_OK ? bad : st;
+    }
+    bool bad = false;
     for (size_t i = 0; i + 1 < noffsets; i++) {
-        int64_t len = (int64_t)((uint64_t)offsets[i + 1] - (uint64_t)offsets[i]);
         bad |= offsets[i + 1] < offsets[i];
         d->offsets[i + 1] = offsets[i + 1];
-        d->lengths[i] = len;
+        d->lengths[i] = (int64_t)((uint64_t)offsets[i + 1] - (uint64_t)offsets[i]);
     }
     if (bad) {
         rg_segd_free(d);
-        for (size_t i = 1;; i++) /* bad says there is one */
-            if (offsets[i] < offsets[i - 1])
-                return rg_set_error(ctx, RG_EOFFSETS,
-                                    "%s: offsets decrease at index %zu: offsets[%zu] = %lld is "
-                                    "less than offsets[%zu] = %lld",
-                                    fn, i, i, (long long)offsets[i], i - 1,
-                                    (long long)offsets[i - 1]);
+        return offsets_error(ctx, fn, offsets, noffsets);
     }
     *out = d;
     return RG_OK;
