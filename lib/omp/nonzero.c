@@ -716,8 +716,9 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
 #endif
 
 /* Pass 2's parts count a segment start as RG_SEG_WEIGHT elements (paired
- * runs of weights 1 to 16 on skewed lengths: 2 to 8 within noise of each
- * other, 1 and 16 slower; BENCHMARKS.md, sixteenth session). */
+ * runs of weights 1 to 16 on skewed lengths: 2 and 4 within noise of each
+ * other, 8 and 16 up to 5% slower, 1 up to 6%; BENCHMARKS.md, sixteenth
+ * session). */
 #define RG_SEG_WEIGHT 4.0
 
 /* first_at_least: the first i in [0, nsegs] with o[i] >= x (x <= o[nsegs]).
