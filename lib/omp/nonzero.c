@@ -722,9 +722,9 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
 #define RG_SEG_WEIGHT 4.0
 
 /* first_at_least: the first i in [0, nsegs] with o[i] >= x (x <= o[nsegs]).
- * split_word: the first word w with w * 64 elements and the segments
- * starting before them (of the at_end starting before n), weighed, at or
- * past target: where a part of pass 2 begins.
+ * split_word: the first word w whose w * 64 elements and the segments
+ * starting before them, weighed, come to target or more: where a part of
+ * pass 2 begins.
  * seg_part: pass 2 over the words [w0, w1) (the elements before them make
  * rows rows), from segment i, the first starting in them; returns the
  * first segment starting past them. */
@@ -741,14 +741,13 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
         }                                                                                  \
         return lo;                                                                         \
     }                                                                                      \
-    static size_t split_word_##N(const T *o, int64_t nsegs, int64_t at_end, size_t nwords, \
-                                 double target)                                            \
+    static size_t split_word_##N(const T *o, int64_t nsegs, size_t nwords, double target)  \
     {                                                                                      \
         size_t lo = 0, hi = nwords;                                                        \
         while (lo < hi) {                                                                  \
             size_t mid = lo + (hi - lo) / 2;                                               \
             int64_t x = (int64_t)mid * 64, i = first_at_least_##N(o, nsegs, x);            \
-            if ((double)x + RG_SEG_WEIGHT * (double)(i < at_end ? i : at_end) < target)    \
+            if ((double)x + RG_SEG_WEIGHT * (double)i < target)                            \
                 lo = mid + 1;                                                              \
             else                                                                           \
                 hi = mid;                                                                  \
@@ -848,11 +847,11 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
         for (int t = 0; t < parts; t++) {
             double target = weight * t / parts, next = weight * (t + 1) / parts;
             size_t w0 = t == 0 ? 0
-                        : narrow ? split_word_i32(o, nsegs, at_end, nwords, target)
-                                 : split_word_i64(o, nsegs, at_end, nwords, target);
+                        : narrow ? split_word_i32(o, nsegs, nwords, target)
+                                 : split_word_i64(o, nsegs, nwords, target);
             size_t w1 = t == parts - 1 ? nwords
-                        : narrow ? split_word_i32(o, nsegs, at_end, nwords, next)
-                                 : split_word_i64(o, nsegs, at_end, nwords, next);
+                        : narrow ? split_word_i32(o, nsegs, nwords, next)
+                                 : split_word_i64(o, nsegs, nwords, next);
             /* Rows before w0: pass 1's count up to its part holding w0, and the rest. */
             int p = 0;
             while (p + 1 < parts && part_begin(nwords, p + 1, parts) <= w0)
