@@ -438,12 +438,8 @@ void rg_array_touch_device(const rg_array *array)
     dev_stale(a, a->nbytes); /* kernels stop at the length */
 }
 
-rg_status rg_array_host_view(rg_array *a, void **data)
+rg_status rg_array_mirror_view(rg_array *a, void **data)
 {
-    if (!has_device_copy(a)) {
-        *data = a->host;
-        return RG_OK;
-    }
     rg_status st = a->mirror ? RG_OK : make_mirror(a);
     if (st == RG_OK)
         st = refresh(a, a->dev_dirty_lo, a->dev_dirty_hi);
@@ -452,11 +448,9 @@ rg_status rg_array_host_view(rg_array *a, void **data)
     return st;
 }
 
-void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
+void rg_array_mirror_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
 {
-    rg_array_changed(a);
-    if (has_device_copy(a) && byte_lo < byte_hi)
-        widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_lo, byte_hi);
+    widen(&a->host_dirty_lo, &a->host_dirty_hi, byte_lo, byte_hi);
 }
 
 /* Grows a to cap elements (nbytes bytes): the mirror first, then the
@@ -483,11 +477,9 @@ static rg_status grow_to(rg_array *a, size_t cap, size_t nbytes)
     return st;
 }
 
-rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
+rg_status rg_array_grow(rg_array *a, size_t min_capacity)
 {
     size_t old = a->capacity, size = rg_dtype_size(a->dtype);
-    if (min_capacity <= old)
-        return RG_OK;
     /* Doubling keeps appends amortised O(1); 16 avoids a string of tiny steps. */
     size_t cap = old > SIZE_MAX / 2 ? SIZE_MAX : old * 2;
     cap = cap < 16 ? 16 : cap;
@@ -508,13 +500,11 @@ rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
     return st;
 }
 
-void rg_array_set_length(rg_array *a, size_t length)
+/* After rg_array_set_length on an array with a device copy: without a
+ * mirror the whole device copy is authoritative once changed. */
+void rg_array_mirror_length(rg_array *a)
 {
-    rg_array_changed(a);
-    a->length = length;
-    a->nbytes = bytes_of(a, length);
-    /* Without a mirror the whole device copy is authoritative once changed. */
-    if (has_device_copy(a) && !a->mirror && dev_dirty(a))
+    if (!a->mirror && dev_dirty(a))
         dev_stale(a, a->nbytes);
 }
 
