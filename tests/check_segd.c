@@ -2,6 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -374,6 +378,64 @@ START_TEST(test_segd_sum_limits)
 }
 END_TEST
 
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_ADDRESS_LIMIT 1 /* ASan maps terabytes of shadow memory */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_ADDRESS_LIMIT 1
+#endif
+#endif
+
+/* Bad input is reported as such even when the descriptor's memory cannot
+ * be had: a child process whose address space is limited below what 10^8
+ * segments need (the check runs while building, so this takes a second
+ * look).  The input lies in a mapping that takes no memory until read. */
+START_TEST(test_segd_bad_input_no_memory)
+{
+#ifdef NO_ADDRESS_LIMIT
+    fprintf(stderr, "skipped: no address-space limit under AddressSanitizer\n");
+#else
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const size_t nsegs = 100000000;
+    int64_t *in = mmap(NULL, nsegs * sizeof *in, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ck_assert(in != MAP_FAILED);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        /* Room for the input, not for 1.6 GB of output. */
+        struct rlimit lim = {(rlim_t)1200 << 20, (rlim_t)1200 << 20};
+        int code = setrlimit(RLIMIT_AS, &lim) == 0 ? 0 : 10;
+        rg_segd *d = (rg_segd *)&d;
+        in[0] = -1;
+        if (!code && rg_segd_from_lengths(&d, ctx, in, nsegs) != RG_EINVAL)
+            code = 1;
+        if (!code && !test_contains(rg_context_error(ctx), "lengths[0] = -1"))
+            code = 2;
+        in[0] = 0, in[1] = 5, in[2] = 3;
+        if (!code && rg_segd_from_offsets(&d, ctx, in, nsegs) != RG_EOFFSETS)
+            code = 3;
+        if (!code && !test_contains(rg_context_error(ctx), "index 2"))
+            code = 4;
+        in[1] = in[2] = 0; /* good input (lengths all 0): then there is no memory */
+        if (!code && rg_segd_from_lengths(&d, ctx, in, nsegs) != RG_ENOMEM)
+            code = 5;
+        if (!code && d != (rg_segd *)&d)
+            code = 6;
+        _exit(code);
+    }
+    int status = 0;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "child: exit %d (1/3: wrong status for bad input, 2/4: message, 5: no "
+                  "RG_ENOMEM for good input, 6: out written, 10: setrlimit)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    munmap(in, nsegs * sizeof *in);
+    rg_context_free(ctx);
+#endif
+}
+END_TEST
+
 Suite *segd_suite(void)
 {
     Suite *s = suite_create("segd");
@@ -385,6 +447,7 @@ Suite *segd_suite(void)
     tcase_add_test(tc, test_segd_bad_input);
     tcase_add_test(tc, test_segd_large);
     tcase_add_test(tc, test_segd_sum_limits);
+    tcase_add_test(tc, test_segd_bad_input_no_memory);
     suite_add_tcase(s, tc);
     return s;
 }
