@@ -217,11 +217,6 @@ rg_status rg_read_index(const rg_array *a, size_t i, int64_t *value)
  * Like the mirror state below, a cache beside the array's value: const
  * callers may update it. */
 
-void rg_array_changed(const rg_array *a)
-{
-    ((rg_array *)a)->offsets_ok = false;
-}
-
 void rg_op_begin(const rg_array *out)
 {
     rg_array_changed(out);
@@ -279,11 +274,6 @@ void rg_context_reset_transfers(rg_context *ctx)
  * rules are in internal.h next to the fields.  Reads change the mirror and
  * the ranges of an array the caller sees as const: that state is a cache,
  * not the array's value, hence the casts below. */
-
-static bool has_device_copy(const rg_array *a)
-{
-    return a->ctx->ops->dev_upload != NULL;
-}
 
 static rg_array *cache_of(const rg_array *a)
 {
@@ -419,7 +409,7 @@ rg_status rg_mirror_read(const rg_array *array, size_t byte_off, void *dst, size
 rg_status rg_array_sync_device(const rg_array *array)
 {
     rg_array *a = cache_of(array);
-    if (!has_device_copy(a) || !host_dirty(a))
+    if (!rg_array_has_device_copy(a) || !host_dirty(a))
         return RG_OK;
     size_t lo = a->host_dirty_lo, n = a->host_dirty_hi - lo;
     rg_status st = a->ctx->ops->dev_upload(a, lo, (const char *)a->mirror + lo, n);
@@ -432,7 +422,7 @@ void rg_array_touch_device(const rg_array *array)
 {
     rg_array *a = cache_of(array);
     rg_array_changed(a);
-    if (!has_device_copy(a))
+    if (!rg_array_has_device_copy(a))
         return;
     /* Called after a successful sync (rg_ocl_mem_of), so host_dirty is empty. */
     dev_stale(a, a->nbytes); /* kernels stop at the length */

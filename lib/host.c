@@ -1,5 +1,6 @@
 /* host.c — large host blocks in mappings of their own, aligned for transparent
  * huge pages (the OpenMP backend's arrays and the segment descriptors). */
+#define _GNU_SOURCE /* MAP_ANONYMOUS and MADV_HUGEPAGE under -std=c11 */
 #include "config.h"
 
 #include <stdint.h>

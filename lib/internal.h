@@ -201,7 +201,10 @@ struct rg_array {
 
 /* Before anything changes a's elements or length: a is no longer known to
  * hold valid offsets.  Every front-end call that writes an array calls it. */
-RG_HIDDEN void rg_array_changed(const rg_array *a);
+static inline void rg_array_changed(const rg_array *a)
+{
+    ((rg_array *)a)->offsets_ok = false;
+}
 /* An op that writes the caller's array `out` in place runs its backend
  * call between these two.  rg_op_begin also calls rg_array_changed(out);
  * rg_op_end returns st.  Once the backend has queued a command that may
@@ -254,7 +257,7 @@ static inline rg_status rg_array_host_view(rg_array *a, void **data)
 
 static inline void rg_array_host_changed(rg_array *a, size_t byte_lo, size_t byte_hi)
 {
-    a->offsets_ok = false; /* rg_array_changed */
+    rg_array_changed(a);
     if (rg_array_has_device_copy(a) && byte_lo < byte_hi)
         rg_array_mirror_changed(a, byte_lo, byte_hi);
 }
@@ -269,7 +272,7 @@ static inline rg_status rg_array_reserve(rg_array *a, size_t min_capacity)
 /* Sets the length (<= capacity).  New elements hold whatever is in storage. */
 static inline void rg_array_set_length(rg_array *a, size_t length)
 {
-    a->offsets_ok = false; /* rg_array_changed */
+    rg_array_changed(a);
     a->length = length;
     a->nbytes = length * rg_dtype_size(a->dtype); /* capacity * size was checked in reserve */
     if (rg_array_has_device_copy(a))

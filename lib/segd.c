@@ -422,13 +422,15 @@ rg_status rg_dsegd_glue(rg_segd **out, const rg_dsegd *dsegd)
     rg_status st = segd_alloc(&d, ctx, nsegs, fn);
     if (st != RG_OK)
         return st;
-    /* Parts come in order of their first segment, so a piece adds to a
-     * length already written only where a segment was cut (at the start of
-     * a part); segments that no piece covers would be empty. */
+    /* A piece of a segment whose length is written already (one cut at a
+     * part's start) adds to it; the others store theirs.  Segments between
+     * parts that no piece covers would be empty (the splits leave none). */
     const int64_t *o = dsegd->segd->offsets;
     size_t done = 0; /* lengths [0, done) are written */
     for (size_t w = 0; w < dsegd->nworkers; w++) {
         const rg_segd_part *p = &dsegd->parts[w];
+        if (p->npieces == 0)
+            continue;
         size_t first = p->first_seg, j = 0;
         for (; j < p->npieces && first + j < done; j++)
             d->lengths[first + j] += piece_length(o, p, j);

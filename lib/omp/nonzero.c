@@ -718,10 +718,12 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
 /* Pass 2's parts count a segment start as RG_SEG_WEIGHT elements (paired
  * runs of weights 1 to 16 on skewed lengths: 2 and 4 within noise of each
  * other, 8 and 16 up to 5% slower, 1 up to 6%; BENCHMARKS.md, sixteenth
- * session). */
-#define RG_SEG_WEIGHT 4.0
+ * session).  Whole numbers, so that the two threads on either side of a
+ * cut find the same word. */
+#define RG_SEG_WEIGHT 4
 
-/* first_at_least: the first i in [0, nsegs] with o[i] >= x (x <= o[nsegs]).
+/* first_at_least: the first i in [0, nsegs] with o[i] >= x (nsegs when
+ * there is none: x > o[nsegs] = n).
  * split_word: the first word w whose w * 64 elements and the segments
  * starting before them, weighed, come to target or more: where a part of
  * pass 2 begins.
@@ -741,13 +743,13 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
         }                                                                                  \
         return lo;                                                                         \
     }                                                                                      \
-    static size_t split_word_##N(const T *o, int64_t nsegs, size_t nwords, double target)  \
+    static size_t split_word_##N(const T *o, int64_t nsegs, size_t nwords, uint64_t target) \
     {                                                                                      \
         size_t lo = 0, hi = nwords;                                                        \
         while (lo < hi) {                                                                  \
             size_t mid = lo + (hi - lo) / 2;                                               \
             int64_t x = (int64_t)mid * 64, i = first_at_least_##N(o, nsegs, x);            \
-            if ((double)x + RG_SEG_WEIGHT * (double)i < target)                            \
+            if ((uint64_t)x + RG_SEG_WEIGHT * (uint64_t)i < target)                        \
                 lo = mid + 1;                                                              \
             else                                                                           \
                 hi = mid;                                                                  \
@@ -842,10 +844,13 @@ rg_status rg_omp_segment_nonzero(rg_array **seg_offsets, rg_array **positions,
          * segments starting at n (no word holds them) are shared out apart. */
         int64_t at_end = narrow ? first_at_least_i32(o, nsegs, (int64_t)n)
                                 : first_at_least_i64(o, nsegs, (int64_t)n);
-        double weight = (double)n + RG_SEG_WEIGHT * (double)at_end;
+        /* (n < 2^63 and 8 at_end < 2^63: no overflow) */
+        uint64_t weight = (uint64_t)n + RG_SEG_WEIGHT * (uint64_t)at_end;
+        uint64_t q = weight / (uint64_t)parts, r = weight % (uint64_t)parts;
         RG_OMP(parallel for schedule(static, 1) num_threads(parts))
         for (int t = 0; t < parts; t++) {
-            double target = weight * t / parts, next = weight * (t + 1) / parts;
+            uint64_t ut = (uint64_t)t, target = ut * q + (ut < r ? ut : r);
+            uint64_t next = target + q + (ut < r);
             size_t w0 = t == 0 ? 0
                         : narrow ? split_word_i32(o, nsegs, nwords, target)
                                  : split_word_i64(o, nsegs, nwords, target);
