@@ -50,6 +50,10 @@ void rg_segd_free(rg_segd *segd)
     free(segd);
 }
 
+/* from_lengths and from_offsets look at bad input's flag after each block
+ * of this many segments. */
+#define SEGD_BLOCK 4096
+
 /* The first bad length (negative, or the sum past INT64_MAX), if any. */
 static rg_status lengths_error(rg_context *ctx, const char *fn, const int64_t *lengths,
                                size_t nsegs)
@@ -99,12 +103,15 @@ rg_status rg_segd_from_lengths(rg_segd **out, rg_context *ctx, const int64_t *le
      * sum does next. */
     uint64_t sum = 0;
     bool bad = false;
-    for (size_t i = 0; i < nsegs; i++) {
-        int64_t len = lengths[i];
-        sum += (uint64_t)len;
-        bad |= (len < 0) | (sum > (uint64_t)INT64_MAX);
-        d->lengths[i] = len;
-        d->offsets[i + 1] = (int64_t)sum;
+    for (size_t b = 0; b < nsegs && !bad; b += SEGD_BLOCK) { /* stop soon after bad input */
+        size_t end = nsegs - b < SEGD_BLOCK ? nsegs : b + SEGD_BLOCK;
+        for (size_t i = b; i < end; i++) {
+            int64_t len = lengths[i];
+            sum += (uint64_t)len;
+            bad |= (len < 0) | (sum > (uint64_t)INT64_MAX);
+            d->lengths[i] = len;
+            d->offsets[i + 1] = (int64_t)sum;
+        }
     }
     if (bad) {
         rg_segd_free(d);
@@ -135,10 +142,14 @@ rg_status rg_segd_from_offsets(rg_segd **out, rg_context *ctx, const int64_t *of
         return bad != RG_OK ? bad : st;
     }
     bool bad = false;
-    for (size_t i = 0; i + 1 < noffsets; i++) {
-        bad |= offsets[i + 1] < offsets[i];
-        d->offsets[i + 1] = offsets[i + 1];
-        d->lengths[i] = (int64_t)((uint64_t)offsets[i + 1] - (uint64_t)offsets[i]);
+    size_t nsegs = noffsets - 1;
+    for (size_t b = 0; b < nsegs && !bad; b += SEGD_BLOCK) {
+        size_t end = nsegs - b < SEGD_BLOCK ? nsegs : b + SEGD_BLOCK;
+        for (size_t i = b; i < end; i++) {
+            bad |= offsets[i + 1] < offsets[i];
+            d->offsets[i + 1] = offsets[i + 1];
+            d->lengths[i] = (int64_t)((uint64_t)offsets[i + 1] - (uint64_t)offsets[i]);
+        }
     }
     if (bad) {
         rg_segd_free(d);
