@@ -728,8 +728,7 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
  * starting before them, weighed, come to target or more: where a part of
  * pass 2 begins.
  * seg_part: pass 2 over the words [w0, w1) (the elements before them make
- * rows rows), from segment i, the first starting in them; returns the
- * first segment starting past them. */
+ * rows rows), from segment i, the first starting in them. */
 #define RG_DEFINE_SEG_NONZERO(N, T)                                                        \
     static int64_t first_at_least_##N(const T *o, int64_t nsegs, int64_t x)                \
     {                                                                                      \
@@ -756,7 +755,7 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
         }                                                                                  \
         return lo;                                                                         \
     }                                                                                      \
-    RG_OMP_CLONES static int64_t seg_part_##N(                                             \
+    RG_OMP_CLONES static void seg_part_##N(                                                \
         const uint64_t *restrict bits, size_t w0, size_t w1, size_t n, const T *restrict o, \
         int64_t i, int64_t rows, int64_t *restrict seg_off, int64_t *restrict pos,         \
         bool stream, bool avx512)                                                          \
@@ -790,7 +789,6 @@ static size_t local_rows_avx512(const uint64_t *bits, const uint64_t *starts, si
             pos += got;                                                                    \
             rows = below[nw];                                                              \
         }                                                                                  \
-        return i;                                                                          \
     }
 
 RG_DEFINE_SEG_NONZERO(i32, int32_t)
