@@ -381,6 +381,56 @@ START_TEST(test_offsets_total_limits)
 }
 END_TEST
 
+static void expect_from_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *len, size_t nsegs,
+                                      rg_dtype tout, size_t out_length, rg_status want,
+                                      const char *what);
+
+/* Lengths of 2^51 and more among many small ones: the sums are exact and a
+ * negative length after them is still found (the OpenMP backend sums chunks
+ * of small lengths in vectors and walks the others one by one). */
+START_TEST(test_offsets_huge_lengths)
+{
+    TEST_CONTEXT(ctx, _i);
+    const size_t n = 3 * 4096 + 77;
+    int64_t *len = test_gen_lengths(DIST_SHORT, n, 0, 11), *want = malloc((n + 1) * sizeof *want);
+    ck_assert_ptr_nonnull(want);
+    len[5] = (int64_t)1 << 51;
+    len[4096 + 100] = ((int64_t)1 << 61) + 3;
+    len[n - 1] = ((int64_t)1 << 60) - 1;
+    want[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        want[i + 1] = want[i] + len[i];
+    rg_array *in = test_array_from_i64(ctx, RG_INT64, len, n);
+    rg_array *out = test_array_filled(ctx, RG_INT64, n + 1, -3);
+    rg_status st = rg_offsets_from_lengths(out, in);
+    ck_assert_msg(st == RG_OK, "huge lengths: %d (%s) %s", (int)st, rg_strerror(st),
+                  rg_context_error(ctx));
+    int64_t *got = test_read_i64(out);
+    test_expect_i64(got, want, n + 1, "offsets of huge lengths");
+    free(got);
+    rg_array_free(out);
+    rg_array_free(in);
+
+    /* A negative length in the chunk after a huge one, and one in the same chunk. */
+    const size_t bad_at[2] = {2 * 4096 + 1, 4096 + 101};
+    for (int k = 0; k < 2; k++) {
+        len[bad_at[k]] = -1;
+        expect_from_lengths_fails(ctx, RG_INT64, len, n, RG_INT64, n + 1, RG_EINVAL,
+                                  "negative length after a huge one");
+        ck_assert_ptr_nonnull(strstr(rg_context_error(ctx), k == 0 ? "lengths[8193]" : "lengths[4197]"));
+        len[bad_at[k]] = 1;
+    }
+    /* Huge lengths that add up past INT64_MAX in one chunk. */
+    len[4096 + 200] = (int64_t)1 << 62;
+    len[4096 + 201] = (int64_t)1 << 62;
+    expect_from_lengths_fails(ctx, RG_INT64, len, n, RG_INT64, n + 1, RG_EOVERFLOW,
+                              "huge lengths past INT64_MAX");
+    free(want);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* rg_offsets_from_lengths(out, lengths) must fail with want and leave out alone. */
 static void expect_from_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *len, size_t nsegs,
                                       rg_dtype tout, size_t out_length, rg_status want, const char *what)
@@ -743,6 +793,7 @@ Suite *offsets_suite(void)
     tcase_add_loop_test(tc, test_lengths_small, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_lengths_big, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_lengths_wide_values, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_offsets_huge_lengths, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_offsets_total_limits, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_lengths_errors, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_from_lengths_errors, 0, TEST_NBACKENDS);

@@ -108,7 +108,12 @@ static inline bool is_index_dtype(rg_dtype t)
 
 /* lengths_total: the first negative length and the sum saturated at UINT64_MAX;
  * *equal = the length of every segment where all are equal (0 without
- * segments), else -1, as offsets_check. */
+ * segments), else -1, as offsets_check.  Chunks of RG_TOTAL_CHUNK lengths
+ * are summed in plain vector loops: the OR of a chunk's values under 2^51
+ * says none is negative and their sum fits in 63 bits; a chunk that fails
+ * that (a negative length, or huge ones) is walked again one by one. */
+#define RG_TOTAL_CHUNK 4096 /* 2^12 values under 2^51: a sum under 2^63 */
+
 #define RG_DEFINE_LENGTHS_TOTAL(N, T)                                                      \
     static void lengths_total_##N(const void *lengths, size_t n, int64_t *first_negative,  \
                                   uint64_t *total, int64_t *equal)                         \
@@ -122,15 +127,31 @@ static inline bool is_index_dtype(rg_dtype t)
             int t = thread_id(), nt = team_threads();                                      \
             size_t end = part_begin(n, t + 1, nt);                                         \
             int64_t my_neg = INT64_MAX;                                                    \
-            uint64_t my_sum = 0;                                                           \
-            for (size_t i = part_begin(n, t, nt); i < end; i++) {                          \
-                if (len[i] < 0) {                                                          \
-                    my_neg = (int64_t)i;                                                   \
-                    break;                                                                 \
+            uint64_t my_sum = 0, my_unequal = 0;                                           \
+            for (size_t c0 = part_begin(n, t, nt); c0 < end; c0 += RG_TOTAL_CHUNK) {       \
+                size_t c1 = end - c0 < RG_TOTAL_CHUNK ? end : c0 + RG_TOTAL_CHUNK;         \
+                uint64_t s = 0, bits = 0;                                                  \
+                RG_OMP(simd reduction(+ : s) reduction(| : bits, my_unequal))              \
+                for (size_t i = c0; i < c1; i++) {                                         \
+                    uint64_t v = (uint64_t)(int64_t)len[i];                                \
+                    s += v;                                                                \
+                    bits |= v;                                                             \
+                    my_unequal |= v ^ first;                                               \
                 }                                                                          \
-                my_sum = sat_add(my_sum, (uint64_t)len[i]);                                \
-                unequal |= (uint64_t)(int64_t)len[i] ^ first;                              \
+                if (bits >> 51 == 0) {                                                     \
+                    my_sum = sat_add(my_sum, s);                                           \
+                    continue;                                                              \
+                }                                                                          \
+                for (size_t i = c0; i < c1 && my_neg == INT64_MAX; i++) {                  \
+                    if (len[i] < 0)                                                        \
+                        my_neg = (int64_t)i;                                               \
+                    else                                                                   \
+                        my_sum = sat_add(my_sum, (uint64_t)len[i]);                        \
+                }                                                                          \
+                if (my_neg != INT64_MAX)                                                   \
+                    break;                                                                 \
             }                                                                              \
+            unequal |= my_unequal;                                                         \
             RG_OMP(critical(rg_omp_lengths_total))                                         \
             {                                                                              \
                 neg = my_neg < neg ? my_neg : neg;                                         \
