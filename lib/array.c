@@ -9,13 +9,7 @@
 
 size_t rg_dtype_size(rg_dtype dtype)
 {
-    switch (dtype) {
-    case RG_BOOL: case RG_INT8: case RG_UINT8: return 1;
-    case RG_INT16: case RG_UINT16: return 2;
-    case RG_INT32: case RG_UINT32: case RG_FLOAT32: return 4;
-    case RG_INT64: case RG_UINT64: case RG_FLOAT64: return 8;
-    }
-    return 0;
+    return rg_dtype_bytes(dtype);
 }
 
 const char *rg_dtype_name(rg_dtype dtype)
@@ -235,14 +229,6 @@ void rg_op_queued(rg_context *ctx, const void *dev)
 {
     if (ctx->op_out && dev && dev == ctx->op_out->dev)
         ctx->op_wrote = true;
-}
-
-void rg_array_offsets_known(const rg_array *a, int64_t last)
-{
-    rg_array *m = (rg_array *)a;
-    m->offsets_ok = true;
-    m->offsets_last = last;
-    m->offsets_longest = -1;
 }
 
 void rg_array_offsets_longest(const rg_array *a, int64_t longest)

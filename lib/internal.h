@@ -199,6 +199,18 @@ struct rg_array {
 
 /* ---- the array layer (array.c) ---- */
 
+/* rg_dtype_size, inline for the list's per-item steps. */
+static inline size_t rg_dtype_bytes(rg_dtype dtype)
+{
+    switch (dtype) {
+    case RG_BOOL: case RG_INT8: case RG_UINT8: return 1;
+    case RG_INT16: case RG_UINT16: return 2;
+    case RG_INT32: case RG_UINT32: case RG_FLOAT32: return 4;
+    case RG_INT64: case RG_UINT64: case RG_FLOAT64: return 8;
+    }
+    return 0;
+}
+
 /* Before anything changes a's elements or length: a is no longer known to
  * hold valid offsets.  Every front-end call that writes an array calls it. */
 static inline void rg_array_changed(const rg_array *a)
@@ -217,7 +229,13 @@ RG_HIDDEN rg_status rg_op_end(rg_context *ctx, rg_status st);
 RG_HIDDEN void rg_op_queued(rg_context *ctx, const void *dev);
 /* a now holds valid offsets ending at last (the check passed, or the
  * library made them so). */
-RG_HIDDEN void rg_array_offsets_known(const rg_array *a, int64_t last);
+static inline void rg_array_offsets_known(const rg_array *a, int64_t last)
+{
+    rg_array *m = (rg_array *)a;
+    m->offsets_ok = true;
+    m->offsets_last = last;
+    m->offsets_longest = -1;
+}
 /* After rg_array_offsets_known: the longest segment of a, as measured. */
 RG_HIDDEN void rg_array_offsets_longest(const rg_array *a, int64_t longest);
 
@@ -274,7 +292,7 @@ static inline void rg_array_set_length(rg_array *a, size_t length)
 {
     rg_array_changed(a);
     a->length = length;
-    a->nbytes = length * rg_dtype_size(a->dtype); /* capacity * size was checked in reserve */
+    a->nbytes = length * rg_dtype_bytes(a->dtype); /* capacity * size was checked in reserve */
     if (rg_array_has_device_copy(a))
         rg_array_mirror_length(a);
 }

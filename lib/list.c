@@ -429,14 +429,37 @@ rg_status rg_list_insert(rg_list *list, ptrdiff_t index, const void *data, size_
     return st != RG_OK ? st : replace(list, fn, i, i, data, length, &length, 1);
 }
 
+/* The common append, as replace() would make it but without its general
+ * steps: host storage (no device copy) with room for the item.  False when
+ * replace() must do it. */
+static bool append_in_place(rg_list *l, const void *data, size_t length)
+{
+    rg_array *c = l->content, *o = l->offsets;
+    size_t nelems = c->length, nitems = o->length - 1;
+    if (rg_array_has_device_copy(c) || length > c->capacity - nelems ||
+        o->length == o->capacity)
+        return false;
+    /* Within capacity, whose bytes were checked to fit in an int64. */
+    if (length > 0)
+        memcpy((char *)c->host + nelems * l->esize, data, length * l->esize);
+    int64_t *ov = o->host;
+    ov[nitems + 1] = ov[nitems] + (int64_t)length;
+    rg_array_set_length(c, nelems + length);
+    rg_array_set_length(o, nitems + 2);
+    rg_array_offsets_known(o, ov[nitems + 1]);
+    return true;
+}
+
 rg_status rg_list_append(rg_list *list, const void *data, size_t length)
 {
     static const char fn[] = "rg_list_append";
     if (!list)
         return RG_EINVAL;
     rg_status st = check_data(list->ctx, fn, data, length);
+    if (st != RG_OK || append_in_place(list, data, length))
+        return st;
     size_t n = rg_list_nitems(list);
-    return st != RG_OK ? st : replace(list, fn, n, n, data, length, &length, 1);
+    return replace(list, fn, n, n, data, length, &length, 1);
 }
 
 rg_status rg_list_extend_sizes(rg_list *list, const void *data, size_t length,

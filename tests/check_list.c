@@ -650,6 +650,58 @@ START_TEST(test_primitives_on_list)
 }
 END_TEST
 
+/* Appends to lists of every element size keep each item's bytes, with and
+ * without room for them, and after an insert in front of them. */
+START_TEST(test_append_dtypes)
+{
+    TEST_CONTEXT(ctx, _i);
+    static const rg_dtype types[] = {RG_BOOL, RG_INT8, RG_UINT16, RG_INT32, RG_FLOAT32,
+                                     RG_FLOAT64, RG_UINT64};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        rg_dtype dt = types[t];
+        size_t es = rg_dtype_size(dt), nitems = 300, total = 0;
+        unsigned char want[300 * 9 * 8], src[9 * 8];
+        for (size_t reserve = 0; reserve <= 4096; reserve += 4096) {
+            rg_list *l = NULL;
+            ck_assert_int_eq(rg_list_create(&l, ctx, dt, reserve), RG_OK);
+            total = 0;
+            for (size_t i = 0; i < nitems; i++) {
+                size_t len = (i * 7) % 10; /* 0 .. 9 elements */
+                for (size_t b = 0; b < len * es; b++) /* bool: 0 or 1 */
+                    src[b] = (unsigned char)(dt == RG_BOOL ? (i + b) % 2 : i * 31 + b);
+                ck_assert_int_eq(rg_list_append(l, src, len), RG_OK);
+                memcpy(want + total * es, src, len * es);
+                total += len;
+            }
+            ck_assert_uint_eq(rg_list_nitems(l), nitems);
+            ck_assert_uint_eq(rg_list_nelems(l), total);
+            unsigned char *got = malloc(total * es + 1);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_int_eq(rg_array_read(got, rg_list_content(l), 0, total), RG_OK);
+            ck_assert_msg(memcmp(got, want, total * es) == 0, "%s appends (reserve %zu)",
+                          rg_dtype_name(dt), reserve);
+            ck_assert_int_eq(rg_offsets_validate(rg_list_offsets(l), total), RG_OK);
+            /* an insert at the front, then one more append */
+            ck_assert_int_eq(rg_list_insert(l, 0, src, 2), RG_OK);
+            ck_assert_int_eq(rg_list_append(l, src + es, 3), RG_OK);
+            size_t item_len = 0;
+            ck_assert_int_eq(rg_list_get(got, total, &item_len, l, -1), RG_OK);
+            ck_assert_uint_eq(item_len, 3);
+            ck_assert_msg(memcmp(got, src + es, 3 * es) == 0, "%s last item", rg_dtype_name(dt));
+            ck_assert_int_eq(rg_list_get(got, total, &item_len, l, 1), RG_OK);
+            ck_assert_uint_eq(item_len, 0);
+            ck_assert_int_eq(rg_list_get(got, total, &item_len, l, 2), RG_OK);
+            ck_assert_msg(item_len == 7 && memcmp(got, want, 7 * es) == 0, "%s item 2",
+                          rg_dtype_name(dt));
+            ck_assert_int_eq(rg_offsets_validate(rg_list_offsets(l), total + 5), RG_OK);
+            free(got);
+            rg_list_free(l);
+        }
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- past 32 MiB ------------------------------------------------------------------ */
 
 /* The OpenMP backend maps arrays from 32 MiB up with huge pages; a list whose
@@ -735,6 +787,7 @@ Suite *list_suite(void)
     tcase_add_loop_test(tc, test_each_op, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_errors_leave_list, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_primitives_on_list, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_append_dtypes, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_big_growth, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 
