@@ -131,9 +131,11 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   that size or up to a fifth smaller takes over.  Making these buffers
  *   afresh on every call costs GPUs about as much as some ops take.
  * - OpenMP: the memory of the two largest arrays freed last (32 MiB to
- *   1 GiB each, Linux), which the next large arrays whose contents are
- *   overwritten anyway (rg_nonzero's result, rg_array_from_host) take over,
- *   each the smallest that will do.
+ *   1 GiB each, Linux; from 2 MiB for a list's arrays that grew past
+ *   that), which the next large arrays whose contents are overwritten
+ *   anyway (rg_nonzero's result, rg_array_from_host) take over, each the
+ *   smallest that will do, and which a list growing to at least half its
+ *   size grows into.
  * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
  * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
  * also freed by rg_context_free, and on OpenCL whenever clCreateBuffer

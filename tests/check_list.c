@@ -702,6 +702,71 @@ START_TEST(test_append_dtypes)
 }
 END_TEST
 
+/* A list whose arrays grew past 2 MiB leaves their memory to the context
+ * when freed (OpenMP on Linux); the next lists, of other element sizes too,
+ * grow into it and keep every element; rg_context_free_scratch gives it
+ * back. */
+START_TEST(test_growth_spares)
+{
+    TEST_CONTEXT(ctx, _i);
+#ifdef __linux__
+    bool keeps = rg_context_backend(ctx) == RG_BACKEND_OPENMP;
+#else
+    bool keeps = false;
+#endif
+    static const rg_dtype types[] = {RG_INT64, RG_INT16, RG_INT64, RG_UINT8, RG_INT32};
+    enum { NITEMS = 400000, NTYPES = sizeof types / sizeof types[0] }; /* offsets: 3.2 MB */
+    int64_t *vals = malloc((size_t)NITEMS * 5 * sizeof *vals);
+    int64_t *want_off = malloc((NITEMS + 1) * sizeof *want_off);
+    ck_assert_ptr_nonnull(vals);
+    ck_assert_ptr_nonnull(want_off);
+    for (size_t round = 0; round < NTYPES; round++) {
+        rg_dtype dt = types[round];
+        size_t es = rg_dtype_size(dt), total = 0;
+        want_off[0] = 0;
+        for (size_t i = 0; i < NITEMS; i++) {
+            size_t len = (i * 7 + round) % 6; /* 0 .. 5 */
+            for (size_t k = 0; k < len; k++)
+                vals[total + k] = (int64_t)((i * 31 + k + round) % 100);
+            total += len;
+            want_off[i + 1] = (int64_t)total;
+        }
+        char *packed = test_pack(dt, vals, total);
+        size_t before = rg_context_scratch_bytes(ctx);
+        rg_list *l = NULL;
+        ck_assert_int_eq(rg_list_create(&l, ctx, dt, 0), RG_OK);
+        for (size_t i = 0; i < NITEMS; i++) {
+            size_t at = (size_t)want_off[i], len = (size_t)(want_off[i + 1] - want_off[i]);
+            if (rg_list_append(l, packed + at * es, len) != RG_OK)
+                ck_abort_msg("round %zu, item %zu: %s", round, i, rg_context_error(ctx));
+        }
+        if (keeps && round > 0)
+            ck_assert_msg(rg_context_scratch_bytes(ctx) < before,
+                          "round %zu: the list took none of the %zu bytes kept", round, before);
+        int64_t *got = test_read_i64(rg_list_content(l));
+        int64_t *got_off = test_read_i64(rg_list_offsets(l));
+        ck_assert_uint_eq(rg_list_nelems(l), total);
+        ck_assert_msg(memcmp(got, vals, total * sizeof *vals) == 0, "round %zu: content", round);
+        ck_assert_msg(memcmp(got_off, want_off, (NITEMS + 1) * sizeof *want_off) == 0,
+                      "round %zu: offsets", round);
+        ck_assert_int_eq(rg_offsets_validate(rg_list_offsets(l), total), RG_OK);
+        free(got_off);
+        free(got);
+        free(packed);
+        rg_list_free(l);
+        if (keeps)
+            ck_assert_msg(rg_context_scratch_bytes(ctx) >= (size_t)2 << 20,
+                          "round %zu: %zu bytes kept after freeing a grown list", round,
+                          rg_context_scratch_bytes(ctx));
+    }
+    ck_assert_int_eq(rg_context_free_scratch(ctx), RG_OK);
+    ck_assert_uint_eq(rg_context_scratch_bytes(ctx), 0);
+    free(want_off);
+    free(vals);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* ---- past 32 MiB ------------------------------------------------------------------ */
 
 /* The OpenMP backend maps arrays from 32 MiB up with huge pages; a list whose
@@ -788,6 +853,7 @@ Suite *list_suite(void)
     tcase_add_loop_test(tc, test_errors_leave_list, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_primitives_on_list, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_append_dtypes, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_growth_spares, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_big_growth, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);
 

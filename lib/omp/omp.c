@@ -1184,18 +1184,27 @@ static void drop_spare(char **list, size_t *n, size_t i)
     (*n)--;
 }
 
-/* A spare mapping of at least len bytes, cut to len, or NULL. */
-static void *take_spare(rg_context *ctx, size_t len)
+/* The smallest spare mapping of len to max_len bytes, whole (its bytes in
+ * *have), or NULL. */
+static char *take_spare_whole(rg_context *ctx, size_t len, size_t max_len, size_t *have)
 {
     char *list[RG_OMP_SPARES + 1];
     size_t n = get_spares(ctx, list), i = fitting_spare(list, n, len);
-    if (i == n)
+    if (i == n || head_of(list[i]).len > max_len)
         return NULL;
     char *spare = list[i];
-    size_t have = head_of(spare).len;
+    *have = head_of(spare).len;
     drop_spare(list, &n, i);
     set_spares(ctx, list, n);
-    if (have > len)
+    return spare;
+}
+
+/* A spare mapping of at least len bytes, cut to len, or NULL. */
+static void *take_spare(rg_context *ctx, size_t len)
+{
+    size_t have = 0;
+    char *spare = take_spare_whole(ctx, len, SIZE_MAX, &have);
+    if (spare && have > len)
         munmap(spare + len, have - len);
     return spare;
 }
@@ -1204,8 +1213,9 @@ static void *take_spare(rg_context *ctx, size_t len)
  * the smallest goes back. */
 static void keep_spare(rg_context *ctx, void *p, size_t len)
 {
-    /* Below RG_OMP_MAP_MIN (an array shrunk in place) no array would take it. */
-    if (len < RG_OMP_MAP_MIN || len > RG_OMP_SPARE_MAX) {
+    /* Below RG_HOST_ALLOC_MAP_MIN (an array shrunk in place) no array would
+     * take it: arrays from RG_OMP_MAP_MIN, growing ones from that. */
+    if (len < RG_HOST_ALLOC_MAP_MIN || len > RG_OMP_SPARE_MAX) {
         munmap(p, len);
         return;
     }
@@ -1631,11 +1641,36 @@ static rg_status omp_scalar(rg_array *a, rg_arith op, const void *value)
     return RG_OK;
 }
 
+/* Growing arrays (a list's two, and a result that outgrew its guess) move
+ * into mappings from RG_HOST_ALLOC_MAP_MIN: below RG_OMP_MAP_MIN glibc's
+ * realloc gives them 4 KiB pages, fresh or reused depending on what the
+ * process freed before (BENCHMARKS.md, seventeenth session).  A spare of up
+ * to twice the size asked for is taken whole, as the new capacity, so that a
+ * list made again after one was freed grows into its memory. */
+#define RG_OMP_GROW_SPARE_SLACK 2
+
 static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
 {
     size_t size = rg_dtype_size(a->dtype);
     size_t old_bytes = old_capacity * size, nbytes = a->capacity * size;
 #ifdef RG_OMP_MAP_MIN
+    size_t want = rg_host_page_round(nbytes), have = 0;
+    char *spare = nbytes >= RG_HOST_ALLOC_MAP_MIN && want <= SIZE_MAX / RG_OMP_GROW_SPARE_SLACK
+                      ? take_spare_whole(a->ctx, want, want * RG_OMP_GROW_SPARE_SLACK, &have)
+                      : NULL;
+    if (spare) { /* its bytes are a freed array's: zero all past the old ones */
+        if (old_bytes > 0)
+            memcpy(spare, a->host, old_bytes);
+        memset(spare + old_bytes, 0, have - old_bytes);
+        if (a->host_mapped)
+            keep_spare(a->ctx, a->host, rg_host_page_round(old_bytes));
+        else
+            free(a->host);
+        a->host = spare;
+        a->host_mapped = true;
+        a->capacity = have / size; /* whole pages of 1, 2, 4 or 8-byte elements */
+        return RG_OK;
+    }
     if (a->host_mapped) {
         /* The pages moved or added are the mapping's; new pages read as
          * zeros, but the last old page may hold bytes from before a trim. */
@@ -1649,10 +1684,10 @@ static rg_status omp_array_grow(rg_array *a, size_t old_capacity)
         a->host = grown;
         return RG_OK;
     }
-    if (nbytes >= RG_OMP_MAP_MIN) {
+    if (nbytes >= RG_HOST_ALLOC_MAP_MIN) {
         /* Grown to mapping size (a list's content starts empty): move into a
-         * huge-page mapping, as if it had been allocated that size.  Fresh
-         * mapped pages read as zeros, so only the old bytes are copied. */
+         * fresh huge-page mapping.  Its pages read as zeros, so only the old
+         * bytes are copied. */
         char *mapped = rg_host_map(nbytes);
         if (mapped) {
             if (old_bytes > 0)
