@@ -214,6 +214,7 @@ rg_status rg_list_create(rg_list **out, rg_context *ctx, rg_dtype dtype, size_t 
         rg_list_free(l);
         return st;
     }
+    rg_array_offsets_known(l->offsets, 0); /* as after every edit */
     *out = l;
     return RG_OK;
 }

@@ -359,6 +359,18 @@ START_TEST(test_known_offsets_stay_on_device)
     rg_context_reset_transfers(ctx);
     ck_assert_int_eq(rg_parents(p, o, RG_STRATEGY_AUTO, NULL), RG_OK);
     ck_assert_uint_gt(down(ctx), 0);
+    /* A new list's offsets, [0], start out known too. */
+    rg_list *l = NULL;
+    rg_array *none = NULL;
+    ck_assert_int_eq(rg_list_create(&l, ctx, RG_FLOAT64, 0), RG_OK);
+    ck_assert_int_eq(rg_array_create(&none, ctx, RG_FLOAT64, 0), RG_OK);
+    rg_context_reset_transfers(ctx);
+    ck_assert_int_eq(rg_segment_reduce(none, rg_list_content(l), rg_list_offsets(l),
+                                       RG_REDUCE_SUM, RG_REDUCE_POLICY_AUTO, NULL), RG_OK);
+    ck_assert_int_eq(rg_context_finish(ctx), RG_OK);
+    ck_assert_uint_eq(down(ctx), 0);
+    rg_array_free(none);
+    rg_list_free(l);
     rg_array_free(v);
     rg_array_free(sums);
     rg_array_free(p);
