@@ -131,11 +131,11 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   that size or up to a fifth smaller takes over.  Making these buffers
  *   afresh on every call costs GPUs about as much as some ops take.
  * - OpenMP: the memory of the two largest arrays freed last (32 MiB to
- *   1 GiB each, Linux; from 2 MiB for a list's arrays that grew past
- *   that), which the next large arrays whose contents are overwritten
- *   anyway (rg_nonzero's result, rg_array_from_host) take over, each the
- *   smallest that will do, and which a list growing to at least half its
- *   size grows into.
+ *   1 GiB each, Linux; from 2 MiB for arrays that grew there or were
+ *   trimmed, such as a list's), which the next large arrays whose
+ *   contents are overwritten anyway (rg_nonzero's result,
+ *   rg_array_from_host) take over, each the smallest that will do, and
+ *   which a list growing to at least half its size grows into.
  * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
  * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
  * also freed by rg_context_free, and on OpenCL whenever clCreateBuffer
@@ -200,6 +200,9 @@ RG_API rg_status rg_array_from_host(rg_array **out, rg_context *ctx, rg_dtype dt
  *   the next large arrays that are written whole before use (results such
  *   as rg_nonzero's and rg_segment_nonzero's, or rg_array_from_host), so
  *   that they do not pay for the kernel zeroing fresh pages on first touch;
+ *   from 2 MiB for arrays that grew there or were cut down to their rows
+ *   (a list's arrays, a trimmed result), and a list's arrays growing to
+ *   at least half the size of one take it whole;
  * - OpenCL: the device buffer (1 MiB to 1 GiB) of the largest array freed
  *   last, taken by the next array of that size or up to a fifth smaller,
  *   which then skips a device allocation.

@@ -1234,12 +1234,14 @@ static void keep_spare(rg_context *ctx, void *p, size_t len)
 #endif
 
 /* The bytes of the spare an array of at least want bytes would take (the
- * smallest that large), or 0. */
+ * smallest that large, and at least RG_OMP_MAP_MIN: smaller ones, which
+ * growing arrays left, are taken only by growing arrays), or 0. */
 size_t rg_omp_spare_fit(const rg_context *ctx, size_t want)
 {
 #ifdef RG_OMP_MAP_MIN
     char *list[RG_OMP_SPARES + 1];
-    size_t n = get_spares(ctx, list), i = fitting_spare(list, n, want);
+    size_t n = get_spares(ctx, list);
+    size_t i = fitting_spare(list, n, want > RG_OMP_MAP_MIN ? want : RG_OMP_MAP_MIN);
     return i < n ? head_of(list[i]).len : 0;
 #else
     (void)ctx, (void)want;
