@@ -1127,7 +1127,8 @@ static rg_status dtype_error(rg_context *ctx, const char *op)
  * writes to fresh pages pay for the kernel zeroing them, about 75 ms per
  * 800 MB on a 2-core Xeon, four times the write itself (BENCHMARKS.md).
  * Two, because ops such as rg_segment_nonzero make two large results, and a
- * loop of them would otherwise fault on one of the two every time.  Each
+ * loop of them would otherwise fault on one of the two every time.  Growing
+ * arrays leave and take spares from 2 MiB (omp_array_grow).  Each
  * mapping heads itself (spare_head), so the list needs no memory of its own
  * (ctx->impl points at the first).  A context is used by one thread at a
  * time, so no lock.  rg_context_free gives them back. */
