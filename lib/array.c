@@ -468,11 +468,25 @@ rg_status rg_array_grow(rg_array *a, size_t min_capacity)
         cap = min_capacity;
         nbytes = need;
     }
-    rg_status st = grow_to(a, cap, nbytes);
+    if (cap == min_capacity)
+        return grow_to(a, cap, nbytes);
     /* The exact need may fit in host or device memory (or under the device's
-     * largest buffer) where the doubled size did not. */
-    if ((st == RG_ENOMEM || st == RG_EDEVMEM) && cap > min_capacity)
+     * largest buffer) where the doubled size did not.  A retry that succeeds
+     * leaves the context's last message as it was: no call failed. */
+    rg_context *ctx = a->ctx;
+    char *before = ctx->error;
+    ctx->error = NULL;
+    rg_status st = grow_to(a, cap, nbytes);
+    if (st == RG_ENOMEM || st == RG_EDEVMEM)
         st = grow_to(a, min_capacity, need);
+    if (st == RG_OK) {
+        free(ctx->error);
+        ctx->error = before;
+    } else if (!ctx->error) {
+        ctx->error = before; /* the message could not be stored */
+    } else {
+        free(before);
+    }
     return st;
 }
 

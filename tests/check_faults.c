@@ -269,6 +269,13 @@ START_TEST(test_fault_list_limit)
     /* 600 KiB, then items up to the limit exactly. */
     size_t have = 600 << 10;
     ck_assert_int_eq(rg_list_append(list, item, have), RG_OK);
+    /* A real error first: the grows that succeed on their retry leave its
+     * message as the last one. */
+    rg_array *bad = UNTOUCHED;
+    ck_assert_int_eq(rg_array_create(&bad, ctx, (rg_dtype)99, 1), RG_EDTYPE);
+    char *before = strdup(rg_context_error(ctx));
+    ck_assert_ptr_nonnull(before);
+    ck_assert_uint_gt(strlen(before), 0);
     while (have < LIMIT) {
         size_t n = LIMIT - have < 50000 ? LIMIT - have : 50000;
         rg_status st = rg_list_append(list, item + have, n);
@@ -276,6 +283,8 @@ START_TEST(test_fault_list_limit)
                       rg_context_error(ctx));
         have += n;
     }
+    ck_assert_str_eq(rg_context_error(ctx), before);
+    free(before);
     rg_status st = rg_list_append(list, item, 1);
     ck_assert_msg(st == RG_EDEVMEM, "past the limit: %d %s", (int)st, rg_context_error(ctx));
     ck_assert_uint_eq(rg_list_nelems(list), LIMIT);
