@@ -2,12 +2,12 @@
  * the same data, so that a change is timed against its base under the same
  * conditions (this machine's speed varies from process to process; see
  * BENCHMARKS.md).  Each build is loaded into its own link-map namespace with
- * dlmopen (glibc), with its own OpenMP runtime; run with
- * OMP_WAIT_POLICY=passive so that the idle team of one build does not spin
- * while the other runs.
+ * dlmopen (glibc), with its own OpenMP runtime.  OMP_WAIT_POLICY is set
+ * to passive where it is unset, so that the idle team of one build does not
+ * spin while the other runs.
  *
  *   make bench/ragged_ab
- *   OMP_WAIT_POLICY=passive ./bench/ragged_ab OLD.so NEW.so [--reps R]
+ *   ./bench/ragged_ab OLD.so NEW.so [--reps R]
  *       [--ops OP,...] [--int64] LENGTHS...
  *
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 typedef struct build {
@@ -266,6 +267,17 @@ int main(int argc, char **argv)
     if (!any_op)
         want[0] = want[2] = want[5] = want[6] = 1;
 
+    /* Each build has its own OpenMP runtime: a team that spins while the
+     * other build's team runs takes its cores (4 threads on 2 cores made
+     * every op at 2^20 take a 4 ms scheduler tick).  Each runtime reads the
+     * policy when its build is loaded. */
+    const char *policy = getenv("OMP_WAIT_POLICY");
+    if (!policy)
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+    else if (strcasecmp(policy, "passive"))
+        fprintf(stderr, "ragged_ab: OMP_WAIT_POLICY=%s: the idle build's team will spin and "
+                        "slow the other's; use passive (the default here)\n", policy);
+
     build b[2];
     load(&b[0], libs[0]);
     load(&b[1], libs[1]);
@@ -275,7 +287,7 @@ int main(int argc, char **argv)
         die("out of memory", NULL);
     int mismatches = 0;
     printf("old: %s\nnew: %s\n%d runs each, in turns; OMP_WAIT_POLICY=%s\n", libs[0], libs[1],
-           reps, getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
+           reps, getenv("OMP_WAIT_POLICY"));
     printf("%-28s %-12s %10s %10s %9s  %s\n", "lengths", "op", "old ms", "new ms", "new/old",
            "outputs");
     for (int f = 0; f < nfiles; f++) {
