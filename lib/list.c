@@ -431,22 +431,32 @@ rg_status rg_list_insert(rg_list *list, ptrdiff_t index, const void *data, size_
 }
 
 /* The common append, as replace() would make it but without its general
- * steps: host storage (no device copy) with room for the item.  False when
- * replace() must do it. */
+ * steps: room for the item, and host storage that is the list itself (no
+ * device copy) or a device copy's mirror that is current (nothing newer on
+ * the device; replace() made the mirror, and a kernel that wrote the list
+ * sends the next append back to it).  False when replace() must do it. */
 static bool append_in_place(rg_list *l, const void *data, size_t length)
 {
     rg_array *c = l->content, *o = l->offsets;
-    size_t nelems = c->length, nitems = o->length - 1;
-    if (rg_array_has_device_copy(c) || length > c->capacity - nelems ||
-        o->length == o->capacity)
+    size_t nelems = c->length, nitems = o->length - 1, es = l->esize;
+    bool dev = rg_array_has_device_copy(c);
+    char *cv = dev ? c->mirror : c->host;
+    int64_t *ov = dev ? o->mirror : o->host;
+    if (!cv || !ov || length > c->capacity - nelems || o->length == o->capacity)
+        return false;
+    if (dev && (c->dev_dirty_lo < c->dev_dirty_hi || o->dev_dirty_lo < o->dev_dirty_hi))
         return false;
     /* Within capacity, whose bytes were checked to fit in an int64. */
     if (length > 0)
-        memcpy((char *)c->host + nelems * l->esize, data, length * l->esize);
-    int64_t *ov = o->host;
+        memcpy(cv + nelems * es, data, length * es);
     ov[nitems + 1] = ov[nitems] + (int64_t)length;
     rg_array_set_length(c, nelems + length);
     rg_array_set_length(o, nitems + 2);
+    if (dev) { /* uploaded before the next kernel that uses the list */
+        if (length > 0)
+            rg_array_mirror_changed(c, nelems * es, (nelems + length) * es);
+        rg_array_mirror_changed(o, (nitems + 1) * sizeof *ov, (nitems + 2) * sizeof *ov);
+    }
     rg_array_offsets_known(o, ov[nitems + 1]);
     return true;
 }
