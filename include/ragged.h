@@ -136,6 +136,10 @@ RG_API void rg_context_reset_transfers(rg_context *ctx);
  *   contents are overwritten anyway (rg_nonzero's result,
  *   rg_array_from_host) take over, each the smallest that will do, and
  *   which a list growing to at least half its size grows into.
+ * Apart from contexts, the library keeps the storage of the two segment
+ * descriptors freed last where it is 64 KiB to 4 MiB (the next descriptors
+ * of about that size reuse it without page faults); it is given back when
+ * the library is unloaded and by rg_context_free_scratch of any context.
  * rg_context_scratch_bytes says how many bytes ctx keeps (0 for NULL);
  * rg_context_free_scratch frees them now (RG_EINVAL for NULL).  They are
  * also freed by rg_context_free, and on OpenCL whenever clCreateBuffer
@@ -325,6 +329,8 @@ RG_API rg_status rg_segd_from_offsets(rg_segd **out, rg_context *ctx, const int6
                                       size_t noffsets);
 /* From an int32/int64 offsets array of a context (read to the host). */
 RG_API rg_status rg_segd_from_array(rg_segd **out, const rg_array *offsets);
+/* Frees the descriptor (NULL is allowed), before or after its context;
+ * see rg_context_scratch_bytes for the storage kept for the next ones. */
 RG_API void rg_segd_free(rg_segd *segd);
 
 RG_API size_t rg_segd_nsegs(const rg_segd *segd);            /* O(1) */

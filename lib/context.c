@@ -146,6 +146,7 @@ rg_status rg_context_free_scratch(rg_context *ctx)
         return RG_EINVAL;
     if (ctx->ops->scratch_free)
         ctx->ops->scratch_free(ctx);
+    rg_segd_free_kept();
     return RG_OK;
 }
 

@@ -55,18 +55,3 @@ void rg_host_unmap(void *p, size_t nbytes)
     (void)nbytes;
 }
 #endif
-
-void *rg_host_alloc(size_t nbytes, bool *mapped)
-{
-    void *p = nbytes >= RG_HOST_ALLOC_MAP_MIN ? rg_host_map(nbytes) : NULL;
-    *mapped = p != NULL;
-    return p ? p : malloc(nbytes > 0 ? nbytes : 1);
-}
-
-void rg_host_free(void *p, size_t nbytes, bool mapped)
-{
-    if (mapped)
-        rg_host_unmap(p, nbytes);
-    else
-        free(p);
-}

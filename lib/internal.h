@@ -311,14 +311,14 @@ RG_HIDDEN size_t rg_host_page_round(size_t nbytes);
  * boundary; NULL if none (or where the system has no such advice). */
 RG_HIDDEN void *rg_host_map(size_t nbytes);
 RG_HIDDEN void rg_host_unmap(void *p, size_t nbytes);
-/* A block of nbytes for host code that writes it whole once (segment
- * descriptors): mapped from one huge page up where it can be, else malloc'd
- * (*mapped says which); NULL when there is no memory.  Uninitialised.  From
- * 2 MiB, not 32: glibc gave the freed blocks of a few MiB back to the system
- * (top trimming), so each call faulted their 4 KiB pages in again. */
+/* Blocks that host code writes whole once (segment descriptors, grown
+ * arrays) are mapped from this size, not 32 MiB: glibc gave freed blocks of
+ * a few MiB back to the system (top trimming), so each call faulted their
+ * 4 KiB pages in again. */
 #define RG_HOST_ALLOC_MAP_MIN ((size_t)2 << 20)
-RG_HIDDEN void *rg_host_alloc(size_t nbytes, bool *mapped);
-RG_HIDDEN void rg_host_free(void *p, size_t nbytes, bool mapped);
+/* The storage segment descriptors freed last keeps for the next (segd.c);
+ * rg_context_free_scratch gives it back. */
+RG_HIDDEN void rg_segd_free_kept(void);
 
 /* Records a printf-style message as ctx's last error and returns status. */
 RG_HIDDEN rg_status rg_set_error(rg_context *ctx, rg_status status, const char *fmt, ...)

@@ -9,9 +9,11 @@
 struct rg_segd {
     rg_context *ctx;   /* receives error messages */
     size_t nsegs;
-    int64_t *offsets;  /* nsegs + 1 */
-    int64_t *lengths;  /* nsegs */
-    bool offsets_mapped, lengths_mapped; /* rg_host_alloc's say */
+    int64_t *offsets;  /* nsegs + 1, at the start of block */
+    int64_t *lengths;  /* nsegs, in block after the offsets */
+    void *block;       /* both arrays, 64 bytes in: mapped, kept or malloc'd */
+    size_t block_bytes;
+    bool mapped;       /* block is rg_host_map's */
 };
 
 struct rg_dsegd {
@@ -20,22 +22,90 @@ struct rg_dsegd {
     rg_segd_part parts[]; /* nworkers */
 };
 
-/* An empty descriptor of nsegs segments, offsets[0] = 0.  Large ones take
- * huge-page mappings: a descriptor is written once, whole, into fresh
- * memory, and with 4 KiB pages the page faults took most of the time. */
+/* A descriptor's block (its offsets and lengths) is mapped, in huge pages,
+ * from this size: a descriptor is written once, whole, into fresh memory,
+ * and with 4 KiB pages the page faults took most of the time.  Below it
+ * (each array under RG_HOST_ALLOC_MAP_MIN) glibc's heap serves it. */
+#define SEGD_MAP_MIN (2 * RG_HOST_ALLOC_MAP_MIN)
+
+/* Freed descriptors' heap blocks of SEGD_KEEP_MIN bytes and more, kept for
+ * the next descriptors.  glibc gives such a block back to the system when
+ * it is freed at the top of its heap, and the next descriptor then faulted
+ * in every page again: at 65536 segments the faults took 6x the rest of the
+ * work.  Smaller blocks glibc reuses without faults.  Process-wide (a
+ * descriptor may outlive its context), two slots (a glue keeps two
+ * descriptors alive), so at most 2 x SEGD_MAP_MIN bytes; each block has its
+ * size in front.  Given back by rg_context_free_scratch and when the
+ * library is unloaded. */
+#define SEGD_KEEP_MIN ((size_t)64 << 10)
+#define SEGD_KEPT_SLOTS 2
+
+typedef struct kept_block {
+    size_t bytes; /* of the whole block, this header included */
+    char pad[64 - sizeof(size_t)]; /* the arrays start 64 bytes in */
+} kept_block;
+
+static kept_block *kept[SEGD_KEPT_SLOTS];
+
+/* A kept block of need bytes or more, and at most twice as many (a small
+ * descriptor does not hold on to a big block), or NULL. */
+static kept_block *take_kept(size_t need)
+{
+    for (int i = 0; i < SEGD_KEPT_SLOTS; i++) {
+        kept_block *b = __atomic_exchange_n(&kept[i], NULL, __ATOMIC_ACQ_REL);
+        if (!b)
+            continue;
+        if (b->bytes >= need && b->bytes / 2 <= need)
+            return b;
+        kept_block *none = NULL; /* not this one: back to its slot, or freed */
+        if (!__atomic_compare_exchange_n(&kept[i], &none, b, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
+            free(b);
+    }
+    return NULL;
+}
+
+/* Keeps b in a free slot, else in place of the first slot's block. */
+static void keep(kept_block *b)
+{
+    for (int i = 0; i < SEGD_KEPT_SLOTS; i++) {
+        kept_block *none = NULL;
+        if (__atomic_compare_exchange_n(&kept[i], &none, b, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+    free(__atomic_exchange_n(&kept[0], b, __ATOMIC_ACQ_REL));
+}
+
+__attribute__((destructor)) void rg_segd_free_kept(void)
+{
+    for (int i = 0; i < SEGD_KEPT_SLOTS; i++)
+        free(__atomic_exchange_n(&kept[i], NULL, __ATOMIC_ACQ_REL));
+}
+
+/* An empty descriptor of nsegs segments, offsets[0] = 0, in a mapping of
+ * its own, a kept block or a new heap block. */
 static rg_status segd_alloc(rg_segd **out, rg_context *ctx, size_t nsegs, const char *fn)
 {
     rg_segd *d = calloc(1, sizeof *d);
-    if (d && nsegs < SIZE_MAX / sizeof(int64_t) - 1) {
-        d->nsegs = nsegs;
-        d->offsets = rg_host_alloc((nsegs + 1) * sizeof *d->offsets, &d->offsets_mapped);
-        d->lengths = rg_host_alloc(nsegs * sizeof *d->lengths, &d->lengths_mapped);
+    if (d && nsegs < (SIZE_MAX - sizeof(kept_block)) / (2 * sizeof(int64_t)) - 1) {
+        size_t need = sizeof(kept_block) + (2 * nsegs + 1) * sizeof(int64_t);
+        d->block_bytes = need;
+        if (need >= SEGD_MAP_MIN)
+            d->mapped = (d->block = rg_host_map(need)) != NULL;
+        else if (need >= SEGD_KEEP_MIN / 2 && (d->block = take_kept(need)))
+            d->block_bytes = ((kept_block *)d->block)->bytes;
+        if (!d->block)
+            d->block = malloc(need);
     }
-    if (!d || !d->offsets || !d->lengths) {
+    if (!d || !d->block) {
         rg_segd_free(d);
         return rg_set_error(ctx, RG_ENOMEM, "%s: no host memory for %zu segments", fn, nsegs);
     }
     d->ctx = ctx;
+    d->nsegs = nsegs;
+    d->offsets = (int64_t *)((kept_block *)d->block + 1);
+    d->lengths = d->offsets + nsegs + 1;
     d->offsets[0] = 0;
     *out = d;
     return RG_OK;
@@ -45,8 +115,15 @@ void rg_segd_free(rg_segd *segd)
 {
     if (!segd)
         return;
-    rg_host_free(segd->offsets, (segd->nsegs + 1) * sizeof *segd->offsets, segd->offsets_mapped);
-    rg_host_free(segd->lengths, segd->nsegs * sizeof *segd->lengths, segd->lengths_mapped);
+    if (segd->mapped) {
+        rg_host_unmap(segd->block, segd->block_bytes);
+    } else if (segd->block && segd->block_bytes >= SEGD_KEEP_MIN &&
+               segd->block_bytes < SEGD_MAP_MIN) {
+        ((kept_block *)segd->block)->bytes = segd->block_bytes;
+        keep(segd->block);
+    } else {
+        free(segd->block);
+    }
     free(segd);
 }
 

@@ -1,6 +1,8 @@
 /* check_segd.c — segment descriptors: the DPH examples, split/join/glue properties, bad input. */
 #define _GNU_SOURCE /* fork, setrlimit, MAP_ANONYMOUS and MAP_NORESERVE under -std=c11 */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +361,77 @@ START_TEST(test_segd_large)
 }
 END_TEST
 
+/* Descriptors of sizes on both sides of the storage the library keeps from
+ * freed ones (from 64 KiB, below 4 MiB), two alive at a time, freed in
+ * either order, from several threads at once, with the kept storage given
+ * back now and then: every descriptor holds exactly its own values. */
+enum { KEPT_THREADS = 4, KEPT_ROUNDS = 40 };
+
+static void *kept_rounds(void *arg)
+{
+    uint64_t state = (uint64_t)(uintptr_t)arg;
+    static const size_t sizes[] = {0, 1, 3000, 4091, 4092, 4100, 20000, 65536, 131000,
+                                   262139, 262140, 300000};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0], MAXN = 300000 };
+    rg_context *ctx = NULL;
+    if (rg_context_create(&ctx, RG_BACKEND_OPENMP) != RG_OK)
+        return "context";
+    int64_t *len[2], *off[2];
+    for (int k = 0; k < 2; k++) {
+        len[k] = malloc(MAXN * sizeof(int64_t));
+        off[k] = malloc((MAXN + 1) * sizeof(int64_t));
+        if (!len[k] || !off[k])
+            return "memory";
+    }
+    const char *bad = NULL;
+    for (int round = 0; round < KEPT_ROUNDS && !bad; round++) {
+        rg_segd *d[2] = {NULL, NULL};
+        size_t n[2];
+        for (int k = 0; k < 2 && !bad; k++) {
+            n[k] = sizes[test_rand(&state) % NSIZES];
+            off[k][0] = 0;
+            for (size_t i = 0; i < n[k]; i++) {
+                len[k][i] = (int64_t)(test_rand(&state) % 7);
+                off[k][i + 1] = off[k][i] + len[k][i];
+            }
+            rg_status st = k == 0 ? rg_segd_from_lengths(&d[k], ctx, len[k], n[k])
+                                  : rg_segd_from_offsets(&d[k], ctx, off[k], n[k] + 1);
+            if (st != RG_OK)
+                bad = "create";
+        }
+        for (int k = 0; k < 2 && !bad; k++)
+            if (rg_segd_nsegs(d[k]) != n[k] ||
+                memcmp(rg_segd_lengths(d[k]), len[k], n[k] * sizeof(int64_t)) ||
+                memcmp(rg_segd_offsets(d[k]), off[k], (n[k] + 1) * sizeof(int64_t)))
+                bad = "values";
+        int first = (int)(test_rand(&state) % 2);
+        rg_segd_free(d[first]);
+        rg_segd_free(d[1 - first]);
+        if (round % 16 == 15)
+            rg_context_free_scratch(ctx);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(len[k]);
+        free(off[k]);
+    }
+    rg_context_free(ctx);
+    return (void *)bad;
+}
+
+START_TEST(test_segd_kept_storage)
+{
+    pthread_t threads[KEPT_THREADS];
+    for (uintptr_t t = 0; t < KEPT_THREADS; t++)
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, kept_rounds, (void *)(t * 7919 + 1)),
+                         0);
+    for (int t = 0; t < KEPT_THREADS; t++) {
+        void *bad = NULL;
+        ck_assert_int_eq(pthread_join(threads[t], &bad), 0);
+        ck_assert_msg(bad == NULL, "thread %d: %s", t, bad ? (const char *)bad : "");
+    }
+}
+END_TEST
+
 /* Sums at and past INT64_MAX, also where an unsigned sum would wrap to a
  * small value. */
 START_TEST(test_segd_sum_limits)
@@ -457,6 +530,7 @@ Suite *segd_suite(void)
     tcase_add_loop_test(tc, test_segd_from_array, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_segd_bad_input);
     tcase_add_test(tc, test_segd_large);
+    tcase_add_test(tc, test_segd_kept_storage);
     tcase_add_test(tc, test_segd_sum_limits);
     tcase_add_test(tc, test_segd_bad_input_no_memory);
     suite_add_tcase(s, tc);
