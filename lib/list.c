@@ -9,9 +9,10 @@
 
 /* Both arrays have spare capacity; their lengths are always nelems and
  * nitems + 1, so the handles given out are ordinary arrays of the context.
- * Every change is one call of replace() below, which edits the arrays in
- * host memory (rg_array_host_view: on OpenCL the mirror) and records the
- * smallest range it changed, so that the next kernel uploads only that. */
+ * Every change is one call of replace() below (or, for the common append,
+ * of append_in_place), which edits the arrays in host memory
+ * (rg_array_host_view: on OpenCL the mirror) and records the smallest range
+ * it changed, so that the next kernel uploads only that. */
 struct rg_list {
     rg_context *ctx;
     rg_dtype dtype;
