@@ -83,13 +83,21 @@ __attribute__((destructor)) void rg_segd_free_kept(void)
         free(__atomic_exchange_n(&kept[i], NULL, __ATOMIC_ACQ_REL));
 }
 
+/* Where the lengths start in a block, in elements after the offsets' start:
+ * past the nsegs + 1 offsets, 64 bytes aligned as the offsets are (in a
+ * mapping; 16 from malloc). */
+static size_t lengths_at(size_t nsegs)
+{
+    return (nsegs + 1 + 7) / 8 * 8;
+}
+
 /* An empty descriptor of nsegs segments, offsets[0] = 0, in a mapping of
  * its own, a kept block or a new heap block. */
 static rg_status segd_alloc(rg_segd **out, rg_context *ctx, size_t nsegs, const char *fn)
 {
     rg_segd *d = calloc(1, sizeof *d);
-    if (d && nsegs < (SIZE_MAX - sizeof(kept_block)) / (2 * sizeof(int64_t)) - 1) {
-        size_t need = sizeof(kept_block) + (2 * nsegs + 1) * sizeof(int64_t);
+    if (d && nsegs < SIZE_MAX / 32) { /* need below fits easily */
+        size_t need = sizeof(kept_block) + (lengths_at(nsegs) + nsegs) * sizeof(int64_t);
         d->block_bytes = need;
         if (need >= SEGD_MAP_MIN)
             d->mapped = (d->block = rg_host_map(need)) != NULL;
@@ -105,7 +113,7 @@ static rg_status segd_alloc(rg_segd **out, rg_context *ctx, size_t nsegs, const 
     d->ctx = ctx;
     d->nsegs = nsegs;
     d->offsets = (int64_t *)((kept_block *)d->block + 1);
-    d->lengths = d->offsets + nsegs + 1;
+    d->lengths = d->offsets + lengths_at(nsegs);
     d->offsets[0] = 0;
     *out = d;
     return RG_OK;

@@ -370,8 +370,11 @@ enum { KEPT_THREADS = 4, KEPT_ROUNDS = 40 };
 static void *kept_rounds(void *arg)
 {
     uint64_t state = (uint64_t)(uintptr_t)arg;
-    static const size_t sizes[] = {0, 1, 3000, 4091, 4092, 4100, 20000, 65536, 131000,
-                                   262139, 262140, 300000};
+    /* Blocks of 64 bytes, the offsets and the lengths (rounded up to 8):
+     * 4087 segments take 65464 bytes, 4088 65536; 262130 segments take just
+     * under 4 MiB, 262139 just over. */
+    static const size_t sizes[] = {0, 1, 3000, 4087, 4088, 4100, 20000, 65536, 131000,
+                                   262130, 262139, 300000};
     enum { NSIZES = sizeof sizes / sizeof sizes[0], MAXN = 300000 };
     rg_context *ctx = NULL;
     if (rg_context_create(&ctx, RG_BACKEND_OPENMP) != RG_OK)
