@@ -166,8 +166,17 @@ static inline void stream_copy(void *dst, const void *src, size_t nbytes)
 /* Hot loops that vectorise much better with wider registers are built for
  * baseline x86-64 and for AVX2 and AVX-512 too, and the dynamic loader picks
  * the best the CPU has (GCC and clang's target_clones, an ifunc).  Elsewhere
- * they are built once. */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
+ * they are built once, and so under ThreadSanitizer, whose instrumented
+ * ifunc resolvers crash the loader (they run before TSan is set up). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RG_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define RG_NO_CLONES 1
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute) && !defined(RG_NO_CLONES)
 #if __has_attribute(target_clones)
 #define RG_OMP_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #endif
