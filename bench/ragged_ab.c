@@ -272,11 +272,13 @@ int main(int argc, char **argv)
      * every op at 2^20 take a 4 ms scheduler tick).  Each runtime reads the
      * policy when its build is loaded. */
     const char *policy = getenv("OMP_WAIT_POLICY");
-    if (!policy && setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
-        die("cannot set OMP_WAIT_POLICY", NULL);
-    else if (strcasecmp(policy, "passive"))
+    if (!policy) {
+        if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+            die("cannot set OMP_WAIT_POLICY", NULL);
+    } else if (strcasecmp(policy, "passive")) {
         fprintf(stderr, "ragged_ab: OMP_WAIT_POLICY=%s: the idle build's team will spin and "
                         "slow the other's; use passive (the default here)\n", policy);
+    }
 
     build b[2];
     load(&b[0], libs[0]);

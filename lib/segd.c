@@ -9,8 +9,8 @@
 struct rg_segd {
     rg_context *ctx;   /* receives error messages */
     size_t nsegs;
-    int64_t *offsets;  /* nsegs + 1, at the start of block */
-    int64_t *lengths;  /* nsegs, in block after the offsets */
+    int64_t *offsets;  /* nsegs + 1, 64 bytes into block */
+    int64_t *lengths;  /* nsegs, in block after the offsets (lengths_at) */
     void *block;       /* both arrays, 64 bytes in: mapped, kept or malloc'd */
     size_t block_bytes;
     bool mapped;       /* block is rg_host_map's */
