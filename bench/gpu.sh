@@ -8,7 +8,10 @@
 # Environment: SIZES (default 16777216,134217728), OPS (default all),
 # BACKENDS (default opencl,openmp), XP (cupy, or numpy for a dry run),
 # CHECK (0 skips make check), SUITES (instead of make check, these Check
-# suites of tests/check_ragged only, in order, e.g. "nonzero reduce"),
+# suites of tests/check_ragged only, run side by side, e.g. "nonzero
+# reduce"; SUITE_S seconds each at most), PROFILE_ARGS (ragged_bench
+# arguments of a run with RAGGED_PROFILE=1 into profile.txt: each kernel's
+# device time, e.g. "--ops parents --dists short --strategies merge-path"),
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
 # library), BENCH_ARGS (more ragged_bench arguments, e.g. "--dists medium
 # --strategies auto,per-segment": device time is scarce).  The benchmark runs before the tests, so that a time limit cuts
@@ -101,14 +104,32 @@ if [ "${CUPY:-1}" != 0 ]; then
         --csv "$out/cupy.csv" > "$out/cupy.txt" 2>&1 || echo "compare_gpu failed: $?" >> "$out/cupy.txt"
     step cupy
 fi
+if [ -n "${PROFILE_ARGS:-}" ]; then
+    # Each kernel's device time (RAGGED_PROFILE=1) over a few bench rows.
+    (LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=$PWD/cl RAGGED_PROFILE=1 \
+        ./bench/.libs/ragged_bench --backends opencl --sizes "$sizes" --reps 1 $PROFILE_ARGS \
+        > "$out/profile.txt" 2>&1) || echo "profile failed: $?" >> "$out/profile.txt"
+    step profile
+fi
 status=0
 if [ -n "${SUITES:-}" ]; then
-    make -j"$(nproc)" tests/check_ragged > /dev/null 2>&1 || status=$?
+    # All at once, each under SUITE_S seconds (default 240): on an H200 the
+    # suites took 4 to 150 s side by side, parents over 185 s.  Each writes a
+    # TAP log as it goes, so a suite cut short still shows what passed.
+    make -j"$(nproc)" tests/check_ragged tests/libclfail.la > /dev/null 2>&1 || status=$?
     for s in $SUITES; do
-        CK_RUN_SUITE=$s RAGGED_KERNEL_PATH=$PWD/cl RAGGED_CACHE_DIR=$PWD/tests/cache \
-            RAGGED_TEST_REQUIRE_OPENCL=1 ./tests/check_ragged >> "$out/check.txt" 2>&1 || status=1
-        step "suite $s"
+        (CK_RUN_SUITE=$s CK_TAP_LOG_FILE_NAME=$PWD/tap_$s.txt RAGGED_KERNEL_PATH=$PWD/cl \
+            RAGGED_CACHE_DIR=$PWD/tests/cache RAGGED_TEST_CLFAIL=$PWD/tests/.libs/libclfail.so \
+            RAGGED_TEST_REQUIRE_OPENCL=1 timeout "${SUITE_S:-240}" ./tests/check_ragged \
+            > "log_$s.txt" 2>&1; echo "suite $s: exit $?" > "rc_$s.txt") &
     done
+    wait
+    for s in $SUITES; do
+        { cat "rc_$s.txt"; echo "ok $(grep -c '^ok' "tap_$s.txt"), not ok $(grep -c '^not ok' "tap_$s.txt")"
+          grep '^not ok' "tap_$s.txt" || true; tail -2 "log_$s.txt"; } >> "$out/check.txt" 2>&1
+        grep -q 'exit 0' "rc_$s.txt" || status=1
+    done
+    step suites
 elif [ "${CHECK:-1}" != 0 ]; then
     make check -j"$(nproc)" > "$out/check.txt" 2>&1 || status=$?
     cat tests/*.log >> "$out/check.txt" 2>/dev/null || true

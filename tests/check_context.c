@@ -3,11 +3,13 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -253,6 +255,97 @@ START_TEST(test_env_max_groups)
         }
         test_unsetenv(names[v]);
     }
+}
+END_TEST
+
+/* RAGGED_PROFILE=1 prints one line per kernel launch to stderr, with the
+ * kernel's name and its device time; 0 or empty prints nothing; any other
+ * value fails an OpenCL context with a message naming the variable. */
+static char *run_profiled(const char *value)
+{
+    test_setenv("RAGGED_PROFILE", value);
+    rg_context *ctx = NULL;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    ck_assert_msg(st == RG_OK, "RAGGED_PROFILE=\"%s\": %d %s", value, (int)st,
+                  rg_context_error(NULL));
+    static const int64_t lengths[] = {3, 0, 5, 1};
+    rg_array *len = NULL, *off = NULL, *out = NULL;
+    ck_assert_int_eq(rg_array_from_host(&len, ctx, RG_INT64, lengths, 4), RG_OK);
+    ck_assert_int_eq(rg_array_create(&off, ctx, RG_INT64, 5), RG_OK);
+    ck_assert_int_eq(rg_array_create(&out, ctx, RG_INT64, 9), RG_OK);
+    /* stderr goes to a file while the ops run. */
+    char path[] = "/tmp/ragged_profile_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
+    fflush(stderr);
+    int saved = dup(2);
+    ck_assert_msg(saved >= 0 && dup2(fd, 2) == 2, "dup2: %s", strerror(errno));
+    rg_status a = rg_offsets_from_lengths(off, len);
+    rg_status b = rg_parents(out, off, RG_STRATEGY_MERGE_PATH, NULL);
+    int64_t parents[9] = {0};
+    rg_status c = rg_array_read(parents, out, 0, 9);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ck_assert_int_eq(a, RG_OK);
+    ck_assert_int_eq(b, RG_OK);
+    ck_assert_int_eq(c, RG_OK);
+    off_t size = lseek(fd, 0, SEEK_END);
+    char *text = calloc((size_t)size + 1, 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(pread(fd, text, (size_t)size, 0), size);
+    close(fd);
+    unlink(path);
+    static const int64_t want[9] = {0, 0, 0, 2, 2, 2, 2, 2, 3};
+    ck_assert_msg(memcmp(parents, want, sizeof want) == 0, "parents wrong under RAGGED_PROFILE");
+    rg_array_free(out);
+    rg_array_free(off);
+    rg_array_free(len);
+    rg_context_free(ctx);
+    return text;
+}
+
+START_TEST(test_env_profile)
+{
+    test_unsetenv("RAGGED_DEVICE");
+    test_unsetenv("RAGGED_PROFILE");
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    if (st == RG_ENODEVICE && !test_opencl_required()) {
+        fprintf(stderr, "skipped: no OpenCL device (RAGGED_PROFILE)\n");
+        return;
+    }
+    ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
+    rg_context_free(ctx);
+
+    char *text = run_profiled("1");
+    /* The merge path's two kernels, each with a time in microseconds. */
+    const char *tile = strstr(text, "ragged profile: seg_merge_path ");
+    ck_assert_msg(tile != NULL && strstr(text, "ragged profile: seg_merge_bounds ") != NULL,
+                  "no lines for the merge path's kernels: \"%s\"", text);
+    double us = -1;
+    const char *num = strstr(tile, "work-items ");
+    ck_assert_msg(num && sscanf(num, "work-items %lf us", &us) == 1 && us >= 0,
+                  "no time in \"%s\"", tile);
+    free(text);
+    static const char *const off[] = {"0", ""};
+    for (size_t i = 0; i < 2; i++) {
+        text = run_profiled(off[i]);
+        ck_assert_msg(strstr(text, "ragged profile:") == NULL, "RAGGED_PROFILE=\"%s\": \"%s\"",
+                      off[i], text);
+        free(text);
+    }
+    static const char *const bad[] = {"2", "yes", " 1", "1 "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        test_setenv("RAGGED_PROFILE", bad[i]);
+        ctx = UNTOUCHED;
+        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+        ck_assert_msg(st == RG_EINVAL, "RAGGED_PROFILE=\"%s\": %d", bad[i], (int)st);
+        ck_assert_ptr_eq(ctx, UNTOUCHED);
+        ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_PROFILE"), "message: \"%s\"",
+                      rg_context_error(NULL));
+    }
+    test_unsetenv("RAGGED_PROFILE");
 }
 END_TEST
 
@@ -632,6 +725,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_missing_opencl_library);
     tcase_add_test(tc, test_device_no_match);
     tcase_add_test(tc, test_env_max_groups);
+    tcase_add_test(tc, test_env_profile);
     suite_add_tcase(s, tc);
 
     return s;

@@ -185,3 +185,7 @@ STATUS_FN(clEnqueueNDRangeKernel,
           (cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *o, const size_t *g,
            const size_t *l, cl_uint n, const cl_event *w, cl_event *e),
           (q, k, dim, o, g, l, n, w, e))
+STATUS_FN(clWaitForEvents, (cl_uint n, const cl_event *e), (n, e))
+STATUS_FN(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void *v, size_t *r),
+          (e, i, s, v, r))
+STATUS_FN(clReleaseEvent, (cl_event e), (e))

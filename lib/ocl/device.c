@@ -205,7 +205,8 @@ static rg_status open_device(rg_context *ctx, rg_ocl *ocl, const candidate *c)
     ocl->context = rg_cl.clCreateContext(props, 1, &c->device, NULL, NULL, &err);
     if (!ocl->context)
         return rg_cl_fail(ctx, err, true, "clCreateContext");
-    ocl->queue = rg_cl.clCreateCommandQueue(ocl->context, c->device, 0, &err);
+    ocl->queue = rg_cl.clCreateCommandQueue(
+        ocl->context, c->device, ocl->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (!ocl->queue)
         return rg_cl_fail(ctx, err, true, "clCreateCommandQueue");
     return RG_OK;
@@ -265,20 +266,36 @@ static rg_status read_caps(rg_context *ctx, size_t *groups, size_t *group_size)
     return st;
 }
 
+/* RAGGED_PROFILE=1: every kernel launch waits for its kernel and prints the
+ * kernel's device time to stderr (where a bench's time goes, per kernel);
+ * unset, empty or 0: off. */
+static rg_status read_profile(rg_context *ctx, bool *on)
+{
+    const char *v = getenv("RAGGED_PROFILE");
+    *on = v && strcmp(v, "1") == 0;
+    if (v && *v && !*on && strcmp(v, "0") != 0)
+        return rg_set_error(ctx, RG_EINVAL, "RAGGED_PROFILE=\"%s\": expected 0 or 1", v);
+    return RG_OK;
+}
+
 rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
 {
     rg_status st = rg_cl_load(ctx);
     candidate chosen;
     size_t group_cap, group_size_cap;
+    bool profile;
     if (st == RG_OK)
         st = pick_device(ctx, gpu_only, &chosen);
     if (st == RG_OK)
         st = read_caps(ctx, &group_cap, &group_size_cap);
+    if (st == RG_OK)
+        st = read_profile(ctx, &profile);
     if (st != RG_OK)
         return st;
     rg_ocl *ocl = calloc(1, sizeof *ocl);
     if (!ocl)
         return rg_set_error(ctx, RG_ENOMEM, "OpenCL context: out of host memory");
+    ocl->profile = profile;
     st = open_device(ctx, ocl, &chosen);
     if (st != RG_OK) {
         free_impl(ocl);

@@ -22,7 +22,7 @@
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) \
-    X(clEnqueueNDRangeKernel)
+    X(clEnqueueNDRangeKernel) X(clWaitForEvents) X(clGetEventProfilingInfo) X(clReleaseEvent)
 
 /* Called as rg_cl.clFinish(queue): the member has the function's own type. */
 typedef struct rg_cl_api {
@@ -72,6 +72,7 @@ typedef struct rg_ocl {
     bool cpu_kernels;        /* build the CPU variants of kernels (a CPU device, unless
                               * RAGGED_OPENCL_CPU_KERNELS=0) */
     size_t group_cap;        /* RAGGED_OPENCL_MAX_GROUPS, or 0: caps grid-stride launches */
+    bool profile;            /* RAGGED_PROFILE=1: each launch waits and reports its time */
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
     char deferred_what[160]; /* and its message */

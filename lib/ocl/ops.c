@@ -92,6 +92,26 @@ static rg_status take_deferred(rg_context *ctx, const char *what)
                         ocl->deferred_what);
 }
 
+/* RAGGED_PROFILE=1: waits for the kernel and prints its device time from
+ * the event's profiling counters (not the host's clock, which would add the
+ * launch and the wait).  A failure here only loses the line. */
+static void report_time(const rg_ocl_kernel *k, size_t groups, size_t group, cl_event done)
+{
+    cl_ulong start = 0, end = 0;
+    if (rg_cl.clWaitForEvents(1, &done) == CL_SUCCESS &&
+        rg_cl.clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                      NULL) == CL_SUCCESS &&
+        rg_cl.clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                      NULL) == CL_SUCCESS &&
+        end >= start)
+        fprintf(stderr, "ragged profile: %s %zu x %zu work-items %.1f us\n", k->name, groups,
+                group, (double)(end - start) * 1e-3);
+    else
+        fprintf(stderr, "ragged profile: %s %zu x %zu work-items (no time)\n", k->name, groups,
+                group);
+    rg_cl.clReleaseEvent(done);
+}
+
 rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
                         const kernel_arg *args, size_t nargs)
 {
@@ -108,12 +128,15 @@ rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
         }
     }
     size_t global = groups * group, local = group;
+    cl_event done = NULL;
     cl_int err = rg_cl.clEnqueueNDRangeKernel(ocl->queue, k->kernel, 1, NULL, &global, &local,
-                                              0, NULL, NULL);
+                                              0, NULL, ocl->profile ? &done : NULL);
     if (err != CL_SUCCESS) {
         snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
         return rg_cl_fail(ctx, err, false, what);
     }
+    if (done)
+        report_time(k, groups, group, done);
     /* Whether the kernel may write the op's output: one of its buffers. */
     for (size_t i = 0; i < nargs; i++)
         if (args[i].buffer)
