@@ -22,7 +22,8 @@
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)        \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                   \
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) \
-    X(clEnqueueNDRangeKernel) X(clWaitForEvents) X(clGetEventProfilingInfo) X(clReleaseEvent)
+    X(clEnqueueNDRangeKernel) X(clWaitForEvents) X(clGetEventProfilingInfo)            \
+    X(clReleaseEvent)
 
 /* Called as rg_cl.clFinish(queue): the member has the function's own type. */
 typedef struct rg_cl_api {
