@@ -228,14 +228,11 @@ START_TEST(test_env_max_groups)
     test_unsetenv("RAGGED_DEVICE");
     for (size_t v = 0; v < 2; v++)
         test_unsetenv(names[v]);
-    rg_context *ctx = UNTOUCHED;
-    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-    if (st == RG_ENODEVICE && !test_opencl_required()) {
-        fprintf(stderr, "skipped: no OpenCL device (RAGGED_OPENCL_MAX_GROUPS)\n");
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL); /* NULL: no device, skipped */
+    if (!ctx)
         return;
-    }
-    ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
     rg_context_free(ctx);
+    rg_status st;
     for (size_t v = 0; v < 2; v++) {
         for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
             test_setenv(names[v], good[i]);
@@ -309,14 +306,11 @@ START_TEST(test_env_profile)
 {
     test_unsetenv("RAGGED_DEVICE");
     test_unsetenv("RAGGED_PROFILE");
-    rg_context *ctx = UNTOUCHED;
-    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-    if (st == RG_ENODEVICE && !test_opencl_required()) {
-        fprintf(stderr, "skipped: no OpenCL device (RAGGED_PROFILE)\n");
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL); /* NULL: no device, skipped */
+    if (!ctx)
         return;
-    }
-    ck_assert_msg(st == RG_OK, "OpenCL context: %d %s", (int)st, rg_context_error(NULL));
     rg_context_free(ctx);
+    rg_status st;
 
     char *text = run_profiled("1");
     /* The merge path's two kernels, each with a time in microseconds. */
