@@ -57,14 +57,21 @@ kernel void scan_reduce(global const IN_T *in, ulong n, ulong chunk, global long
         partials[get_group_id(0)] = total;
 }
 
-/* partials[0 .. count) becomes its exclusive scan; one work-group, count <= its size. */
-kernel void scan_partials(global long *partials, ulong count, local long *buf)
+/* partials[0 .. count) becomes its exclusive scan; one work-group, work-item
+ * l taking partials [l * per_item, (l + 1) * per_item). */
+kernel void scan_partials(global long *partials, ulong count, ulong per_item, local long *buf)
 {
-    size_t lid = get_local_id(0);
+    ulong c = get_local_id(0) * per_item, cend = min(c + per_item, count);
+    long acc = IDENTITY;
+    for (ulong i = c; i < cend; i++)
+        acc = OP(acc, partials[i]);
     long total;
-    long before = group_exclusive_scan(lid < count ? partials[lid] : IDENTITY, buf, &total);
-    if (lid < count)
-        partials[lid] = before;
+    long before = group_exclusive_scan(acc, buf, &total);
+    for (ulong i = c; i < cend; i++) {
+        long v = partials[i];
+        partials[i] = before;
+        before = OP(before, v);
+    }
 }
 
 /* out[i + shift] = carry_in[g] OP in[chunk start] OP ... OP in[i] over group g's

@@ -306,6 +306,44 @@ START_TEST(test_lengths_big)
 }
 END_TEST
 
+/* Work-groups of 1 to 32 work-items (RAGGED_OPENCL_MAX_GROUP_SIZE) and no cap
+ * on their count: the OpenCL scan then has many more chunks than work-items
+ * (up to 32 per compute unit), so each work-item of scan_partials carries a
+ * run of chunk totals.  Both of the scan's uses: offsets from lengths (a sum,
+ * written one place on) and the local index by flood (a max, in place). */
+START_TEST(test_scan_small_groups)
+{
+    static const char *const sizes[] = {"1", "2", "8", "32"};
+    test_unsetenv("RAGGED_OPENCL_MAX_GROUPS");
+    test_setenv("RAGGED_OPENCL_MAX_GROUP_SIZE", sizes[_i]);
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    size_t nsegs = 30000;
+    int64_t *len[2] = {test_gen_lengths(DIST_SHORT, nsegs, 0, 31),
+                       test_gen_lengths(DIST_POWER_LAW, nsegs, 500, 32)};
+    char what[96];
+    for (int c = 0; c < 2; c++) {
+        snprintf(what, sizeof what, "%s, work-groups of at most %s", c ? "power law" : "short",
+                 sizes[_i]);
+        check_round_trip(ctx, len[c], nsegs, what);
+        int64_t *off = ref_offsets(len[c], nsegs), *want = ref_local_index(off, nsegs);
+        size_t nelems = (size_t)off[nsegs];
+        rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+        rg_array *local = test_array_filled(ctx, RG_INT64, nelems, -3);
+        ck_assert_msg(rg_local_index(local, offsets, RG_STRATEGY_FLOOD, NULL) == RG_OK, "%s: %s",
+                      what, rg_context_error(ctx));
+        int64_t *got = test_read_i64(local);
+        test_expect_i64(got, want, nelems, what);
+        free(got);
+        rg_array_free(local);
+        rg_array_free(offsets);
+        free(want);
+        free(off);
+        free(len[c]);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* int64 values past 2^31 in and out, and int32 lengths of a big int64 total. */
 START_TEST(test_lengths_wide_values)
 {
@@ -792,6 +830,7 @@ Suite *offsets_suite(void)
     tc = test_tcase("lengths");
     tcase_add_loop_test(tc, test_lengths_small, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_lengths_big, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_scan_small_groups, 0, 4);
     tcase_add_loop_test(tc, test_lengths_wide_values, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_offsets_huge_lengths, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_offsets_total_limits, 0, TEST_NBACKENDS);

@@ -43,5 +43,6 @@ for seed in 1 2 3; do
     "$tmp/nzcount" 64 2 "$seed"
     "$tmp/scan" 32 5000 "$seed"
     "$tmp/scan" 16 777 "$seed"
+    "$tmp/scan" 4 1000 "$seed" # 16 chunks: 4 per work-item of scan_partials
 done
 rm -rf "$tmp"

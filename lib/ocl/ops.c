@@ -13,6 +13,14 @@
 #define MAX_REDUCE_GROUPS 1024
 /* Elements per work-item per tile in scan.cl: a tile of 256 * 8 longs is 16 KiB of local memory. */
 #define SCAN_VT 8
+/* Scan chunks per compute unit, as for merge-path reductions (reduce.c):
+ * every chunk is the same work.  At most one chunk per work-item, 256 on
+ * an H200's 132 units, filled a quarter of its work-item slots, and
+ * the scan's first pass read at a third of a copy's speed. */
+#define SCAN_CHUNKS_PER_UNIT 32
+/* Chunk totals per work-item of scan_partials; bounds the chunk count at
+ * group * SCAN_PARTIALS_PER_ITEM. */
+#define SCAN_PARTIALS_PER_ITEM 32
 /* Merge-path tiles: MERGE_PER_ITEM path steps per work-item, MERGE_GROUP
  * work-items (fewer where the device allows fewer); the tile's segment
  * ends and each element's segment (8 * 256 ints each, 16 KiB) sit in local
@@ -571,7 +579,7 @@ static rg_status compose(rg_array *out, const rg_array *outer, const rg_array *i
 
 typedef struct scan_kernels {
     rg_ocl_kernel reduce, partials, chunks;
-    size_t group; /* one size for all three: scan_partials needs chunks <= group */
+    size_t group; /* one size for all three */
 } scan_kernels;
 
 static rg_status get_scan_kernels(rg_context *ctx, rg_dtype in, rg_dtype out, int op,
@@ -602,7 +610,7 @@ static rg_status get_scan_kernels(rg_context *ctx, rg_dtype in, rg_dtype out, in
 typedef struct scan_plan {
     scan_kernels s;
     size_t n, count;
-    cl_ulong chunk;
+    cl_ulong chunk, per_item;
     cl_mem partial;
 } scan_plan;
 
@@ -613,12 +621,21 @@ static rg_status scan_prepare(rg_context *ctx, rg_dtype in_type, rg_dtype out_ty
     rg_status st = get_scan_kernels(ctx, in_type, out_type, op, &p->s);
     if (st != RG_OK)
         return st;
-    /* At most one chunk per work-item of a group, each a whole number of tiles. */
+    /* Chunks of whole tiles: SCAN_CHUNKS_PER_UNIT per compute unit, or one
+     * per work-item of a group where that is more (devices with few
+     * units), and at most SCAN_PARTIALS_PER_ITEM per work-item. */
     size_t group = p->s.group, tile = group * SCAN_VT;
-    size_t count = rg_ocl_stride_groups(ctx, n, tile, group);
+    rg_ocl *ocl = ctx->impl;
+    size_t most = (size_t)ocl->compute_units * SCAN_CHUNKS_PER_UNIT;
+    if (most > group * SCAN_PARTIALS_PER_ITEM)
+        most = group * SCAN_PARTIALS_PER_ITEM;
+    if (most < group)
+        most = group;
+    size_t count = rg_ocl_stride_groups(ctx, n, tile, most);
     size_t per_chunk = n / count + (n % count != 0);
     p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
     p->count = n / p->chunk + (n % p->chunk != 0);
+    p->per_item = p->count / group + (p->count % group != 0);
     p->n = n;
     return rg_ocl_scratch(ctx, RG_SCRATCH_PARTIAL, p->count * sizeof(cl_long), &p->partial);
 }
@@ -631,7 +648,7 @@ static rg_status scan_run(rg_context *ctx, scan_plan *p, cl_mem in, cl_mem out, 
     cl_ulong n64 = p->n, count64 = p->count;
     kernel_arg reduce_args[] = {ARG(in), ARG(n64), ARG(p->chunk), ARG(p->partial),
                                 LOCAL_ARG(group * sizeof(cl_long))};
-    kernel_arg partial_args[] = {ARG(p->partial), ARG(count64),
+    kernel_arg partial_args[] = {ARG(p->partial), ARG(count64), ARG(p->per_item),
                                  LOCAL_ARG(group * sizeof(cl_long))};
     kernel_arg chunk_args[] = {ARG(in),       ARG(out),
                                ARG(n64),      ARG(p->chunk),

@@ -12,10 +12,10 @@
 #define MAX_GROUPS 64
 
 static long *in, *out, *part, *tiles[MAX_GROUPS], *buf[MAX_GROUPS];
-static ulong n, chunk, count, shift;
+static ulong n, chunk, count, per_item, shift;
 
 static void run_reduce(void) { scan_reduce(in, n, chunk, part, buf[emu_gid]); }
-static void run_partials(void) { scan_partials(part, count, buf[emu_gid]); }
+static void run_partials(void) { scan_partials(part, count, per_item, buf[emu_gid]); }
 static void run_chunks(void) { scan_chunks(in, out, n, chunk, shift, part, tiles[emu_gid], buf[emu_gid]); }
 
 int main(int argc, char **argv)
@@ -25,12 +25,15 @@ int main(int argc, char **argv)
     n = elems;
     ulong tile = group * VT;
     count = n / tile + (n % tile != 0);
-    count = count > group ? group : count ? count : 1;
+    /* Up to 4 chunks per work-item of scan_partials (the library allows
+     * more): small groups then take several chunk totals each. */
+    count = count > 4 * group ? 4 * group : count ? count : 1;
     if (count > MAX_GROUPS)
         count = MAX_GROUPS;
     ulong per = n / count + (n % count != 0);
     chunk = (per / tile + (per % tile != 0)) * tile;
     count = chunk ? n / chunk + (n % chunk != 0) : 1;
+    per_item = count / group + (count % group != 0);
     long *want = malloc((n + 1) * sizeof *want), sum = 0;
     in = malloc((n + 1) * sizeof *in);
     for (ulong i = 0; i < n; i++)
@@ -53,7 +56,8 @@ int main(int argc, char **argv)
             bad += out[i + shift] != want[i];
         bad += shift && out[0] != 0;
     }
-    printf("scan_chunks: %lu elements, %lu chunks of %zu work-items: %d wrong\n", n, count, group,
-           bad);
+    printf("scan_chunks: %lu elements, %lu chunks of %zu work-items (%lu per item of "
+           "scan_partials): %d wrong\n",
+           n, count, group, per_item, bad);
     return bad || emu_errors;
 }
