@@ -84,10 +84,9 @@ static rg_status plan_make(nz_plan *p, const rg_array *a, uint64_t mask, bool wr
     size_t n = a->length, tile = p->group * NZ_WORD;
     size_t most = (size_t)ocl->compute_units * NZ_CHUNKS_PER_UNIT;
     most = most < 2 * p->group ? 2 * p->group : most > NZ_MAX_CHUNKS ? NZ_MAX_CHUNKS : most;
-    size_t chunks = rg_ocl_stride_groups(ctx, n, tile, most);
-    size_t per_chunk = n / chunks + (n % chunks != 0);
-    p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
-    p->chunks = n / p->chunk + (n % p->chunk != 0);
+    size_t chunk;
+    p->chunks = rg_ocl_chunks(ctx, n, tile, most, &chunk);
+    p->chunk = chunk;
     p->n = n;
     p->mask_size = size;
     switch (size) {

@@ -131,6 +131,13 @@ RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_
 /* Work-groups for a grid-stride loop over n items, at least 1, at most cap
  * and at most the context's group_cap. */
 RG_HIDDEN size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_t cap);
+/* Cuts n items into chunks of whole tiles of `tile` items, one
+ * work-group each, as near to `want` chunks as whole tiles allow (and at
+ * most the context's group_cap).  Returns the chunk count and sets *chunk
+ * to the items per chunk, a multiple of tile (the last chunk may hold
+ * fewer; no chunks for n = 0). */
+RG_HIDDEN size_t rg_ocl_chunks(const rg_context *ctx, size_t n, size_t tile, size_t want,
+                               size_t *chunk);
 /* clCreateBuffer(flags, nbytes, host); where the device or host is out of
  * memory and the context keeps scratch buffers, it frees them and tries once
  * more.  `what` names the buffer in the error message. */

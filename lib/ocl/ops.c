@@ -161,6 +161,17 @@ size_t rg_ocl_stride_groups(const rg_context *ctx, size_t n, size_t group, size_
     return groups == 0 ? 1 : groups < cap ? groups : cap;
 }
 
+size_t rg_ocl_chunks(const rg_context *ctx, size_t n, size_t tile, size_t want, size_t *chunk)
+{
+    *chunk = tile;
+    if (n == 0)
+        return 0;
+    size_t count = rg_ocl_stride_groups(ctx, n, tile, want);
+    size_t per_chunk = n / count + (n % count != 0);
+    *chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
+    return n / *chunk + (n % *chunk != 0);
+}
+
 static bool out_of_memory(cl_int err)
 {
     return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
@@ -631,10 +642,9 @@ static rg_status scan_prepare(rg_context *ctx, rg_dtype in_type, rg_dtype out_ty
         most = group * SCAN_PARTIALS_PER_ITEM;
     if (most < group)
         most = group;
-    size_t count = rg_ocl_stride_groups(ctx, n, tile, most);
-    size_t per_chunk = n / count + (n % count != 0);
-    p->chunk = (per_chunk / tile + (per_chunk % tile != 0)) * tile;
-    p->count = n / p->chunk + (n % p->chunk != 0);
+    size_t chunk;
+    p->count = rg_ocl_chunks(ctx, n, tile, most, &chunk);
+    p->chunk = chunk;
     p->per_item = p->count / group + (p->count % group != 0);
     p->n = n;
     return rg_ocl_scratch(ctx, RG_SCRATCH_PARTIAL, p->count * sizeof(cl_long), &p->partial);

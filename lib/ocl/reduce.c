@@ -184,10 +184,9 @@ static rg_status by_merge_path(const reduce_job *job)
     size_t most = (size_t)ocl->compute_units * CHUNKS_PER_UNIT;
     if (most > group * FIXUP_PER_ITEM)
         most = group * FIXUP_PER_ITEM;
-    size_t nchunks = rg_ocl_stride_groups(job->ctx, tiles, 1, most);
-    size_t tiles_per_chunk = tiles / nchunks + (tiles % nchunks != 0);
+    size_t tiles_per_chunk;
+    size_t nchunks = rg_ocl_chunks(job->ctx, tiles, 1, most, &tiles_per_chunk);
     cl_ulong tpc = tiles_per_chunk, tile64 = tile;
-    nchunks = tiles / tiles_per_chunk + (tiles % tiles_per_chunk != 0);
     cl_ulong nchunks64 = nchunks, per_item = nchunks / group + (nchunks % group != 0);
     size_t acc_bytes = ACC_BYTES(job->cls);
 
