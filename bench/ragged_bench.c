@@ -223,10 +223,16 @@ static int cmp_double(const void *a, const void *b)
 static rg_context *g_ctx;
 static int g_recheck; /* --recheck */
 
-static void check(rg_status st, const char *what)
+/* Dies on a failed call, with the message of ctx (the context that made it). */
+static void check_in(rg_context *ctx, rg_status st, const char *what)
 {
     if (st != RG_OK)
-        die("%s: %s: %s", what, rg_strerror(st), rg_context_error(g_ctx));
+        die("%s: %s: %s", what, rg_strerror(st), rg_context_error(ctx));
+}
+
+static void check(rg_status st, const char *what)
+{
+    check_in(g_ctx, st, what);
 }
 
 /* One timed call: the work, then a wait for the device. */
@@ -408,14 +414,14 @@ static void time_builds(const char *backend)
     double t[3];
     for (int pass = 0; pass < 2; pass++) {
         rg_context *ctx;
-        check(rg_context_create(&ctx, RG_BACKEND_OPENCL), "context for build timing");
+        check_in(NULL, rg_context_create(&ctx, RG_BACKEND_OPENCL), "context for build timing");
         rg_array *o, *p;
-        check(rg_array_from_host(&o, ctx, RG_INT64, off, 3), "offsets");
-        check(rg_array_create(&p, ctx, RG_INT64, 5), "out");
+        check_in(ctx, rg_array_from_host(&o, ctx, RG_INT64, off, 3), "offsets");
+        check_in(ctx, rg_array_create(&p, ctx, RG_INT64, 5), "out");
         for (int call = 0; call < (pass ? 1 : 2); call++) {
             double t0 = now();
-            check(rg_parents(p, o, RG_STRATEGY_MERGE_PATH, NULL), "parents");
-            check(rg_context_finish(ctx), "finish");
+            check_in(ctx, rg_parents(p, o, RG_STRATEGY_MERGE_PATH, NULL), "parents");
+            check_in(ctx, rg_context_finish(ctx), "finish");
             t[pass ? 1 : call ? 2 : 0] = now() - t0;
         }
         rg_array_free(p);
