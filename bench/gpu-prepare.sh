@@ -7,6 +7,10 @@
 # headers.  Then carry DIR to the GPU machine with the source tree.
 # BASE=<git ref> also puts that commit's tarball into DIR/base, and
 # bench/gpu.sh then times both builds in one run (old and new side by side).
+# PATCHES="FILE ..." puts, per patch that changes only cl/, this tree's
+# kernels with that patch applied into DIR/variants/NAME (NAME: the file's
+# name less .patch); bench/gpu.sh times this tree's library with each
+# variant's kernels as well (no second build: kernels load at run time).
 set -eu
 dir=${1:-gpu-carry}
 mkdir -p "$dir/debs"
@@ -24,6 +28,20 @@ if [ -n "${BASE:-}" ]; then
     git worktree remove --force "$tree/src"
     rm -rf "$tree"
 fi
+rm -rf "$dir/variants"
+for p in ${PATCHES:-}; do
+    name=$(basename "$p" .patch)
+    if git apply --numstat "$p" | awk '{print $3}' | grep -qv '^cl/'; then
+        echo "gpu-prepare.sh: $p changes more than cl/; use BASE= for such changes" >&2
+        exit 1
+    fi
+    tree=$(mktemp -d)
+    cp -r cl "$tree/cl"
+    patch -s -p1 -d "$tree" < "$p"
+    mkdir -p "$dir/variants"
+    mv "$tree/cl" "$dir/variants/$name"
+    rm -rf "$tree"
+done
 (cd "$dir/debs" && rm -f ./*.deb &&
  apt-get download check libsubunit-dev ocl-icd-libopencl1 opencl-c-headers \
      opencl-clhpp-headers 2>/dev/null)

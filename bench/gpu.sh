@@ -19,7 +19,10 @@
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
 # runs on the old library and kernels right after the new, then on the new
 # again, into bench-base.txt and bench-again.txt: old and new measured in
-# one session by the same program.
+# one session by the same program.  Where DIR/variants holds kernel folders
+# (PATCHES= of gpu-prepare.sh), this tree's library runs with each
+# folder's kernels right after its own, into bench-NAME.txt, and then with
+# its own again into bench-again.txt.
 set -eu
 dir=$(cd "${1:-gpu-carry}" && pwd)
 mkdir -p "${2:-gpu-out}"
@@ -69,11 +72,11 @@ build_tarball() {
 
 # bench TREE FILE [ARG...]: this tree's benchmark program on TREE's library
 # and kernels into FILE (and a CSV beside it), with further arguments for
-# ragged_bench.
+# ragged_bench.  KDIR=FOLDER: kernels from there instead of TREE/cl.
 bench() {
     t=$1 f=$2
     shift 2
-    (cd "$t" && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=$PWD/cl \
+    (cd "$t" && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=${KDIR:-$PWD/cl} \
         "$tree/bench/.libs/ragged_bench" \
         --backends "${BACKENDS:-opencl,openmp}" --sizes "$sizes" --ops "$ops" --reps 5 \
         --csv "${f%.txt}.csv" ${BENCH_ARGS:-} "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
@@ -91,13 +94,25 @@ step built
 cd "$tree"
 bench "$tree" "$out/bench.txt" --dump "$out/data"
 step bench
+again=
 if [ -n "$base" ]; then
     bench "$base" "$out/bench-base.txt"
     step "bench base"
-    if [ "${AGAIN:-1}" != 0 ]; then
-        bench "$tree" "$out/bench-again.txt"
-        step "bench again"
+    again=1
+fi
+for v in "$dir"/variants/*/; do
+    if [ -d "$v" ]; then
+        name=$(basename "$v")
+        KDIR=$(cd "$v" && pwd)
+        bench "$tree" "$out/bench-$name.txt"
+        KDIR=
+        step "bench $name"
+        again=1
     fi
+done
+if [ -n "$again" ] && [ "${AGAIN:-1}" != 0 ]; then
+    bench "$tree" "$out/bench-again.txt"
+    step "bench again"
 fi
 if [ "${CUPY:-1}" != 0 ]; then
     python3 "$src/bench/compare_gpu.py" "$out/data" --verify --xp "${XP:-cupy}" \
