@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu.sh — run on an NVIDIA GPU machine from the top of the source tree,
 # with DIR (default gpu-carry) made by bench/gpu-prepare.sh: builds the
-# tarball against the carried packages, runs the test suite (OpenCL on the
+# tarball against the carried packages (or takes the build carried in
+# DIR/prebuilt where it runs here), runs the test suite (OpenCL on the
 # GPU: NVIDIA's platform comes first), the benchmark on OpenCL and OpenMP,
 # and bench/compare_gpu.py (CuPy) on the same lengths, in one go.
 # Results go to OUT (default gpu-out), each file as soon as its step ends.
@@ -13,7 +14,7 @@
 # arguments of a run with RAGGED_PROFILE=1 into profile.txt: each kernel's
 # device time, e.g. "--ops parents --dists short --strategies merge-path"),
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
-# library), BENCH_ARGS (more ragged_bench arguments, e.g. "--dists medium
+# library), PACK (below), BENCH_ARGS (more ragged_bench arguments, e.g. "--dists medium
 # --strategies auto,per-segment": device time is scarce).  The benchmark runs before the tests, so that a time limit cuts
 # the tests, not the figures.  Where DIR/base holds an older tarball (BASE=
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
@@ -56,8 +57,25 @@ fi
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 { echo "== $(date -u)"; uname -a; nvidia-smi 2>&1 || true; echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-}"; } > "$out/machine.txt"
 
-# Builds a tarball in a fresh folder and prints where.
+# Builds a tarball in a fresh folder and prints where; takes its tree
+# from prebuilt/ beside it instead where one is there and its benchmark
+# program runs here (bench/gpu-prepare.sh), unless `make check` is to run
+# (its Makefiles name the folder it was built in).
 build_tarball() {
+    pre=$(dirname "$1")/prebuilt/$(basename "$1")
+    if [ -f "$pre" ] && { [ -n "${SUITES:-}" ] || [ "${CHECK:-1}" = 0 ]; }; then
+        b=$(mktemp -d)
+        tar xzf "$pre" -C "$b"
+        if (cd "$b"/ragged-*/ && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH \
+                ./bench/.libs/ragged_bench --backends openmp --sizes 65536 --ops parents \
+                --dists short --reps 1 > /dev/null 2>&1); then
+            echo "prebuilt $pre: used" >> "$out/steps.txt"
+            cd "$b"/ragged-*/
+            pwd
+            return
+        fi
+        echo "prebuilt $pre: its benchmark does not run here; building" >> "$out/steps.txt"
+    fi
     b=$(mktemp -d)
     tar xzf "$1" -C "$b"
     cd "$b"/ragged-*/
@@ -84,7 +102,20 @@ bench() {
 
 # Seconds since the start, per step, into steps.txt (device time is scarce).
 t0=$(date +%s)
-step() { echo "$1 $(($(date +%s) - t0)) s" >> "$out/steps.txt"; }
+# PACK=FILE: after each step, every result so far (not the dumped data)
+# also goes into the tarball FILE, e.g. $OUT/gpu-out.tar.gz with OUT a
+# folder outside the device tool's $OUT, which returns at most 8 files:
+# a run cut short by its time limit still returns what it had.
+pack() {
+    if [ -n "${PACK:-}" ]; then
+        tar czf "$PACK.tmp" -C "$out" --exclude=./data . && mv "$PACK.tmp" "$PACK"
+    fi
+}
+trap pack EXIT
+step() {
+    echo "$1 $(($(date +%s) - t0)) s" >> "$out/steps.txt"
+    pack
+}
 tree=$(build_tarball "$dir"/ragged-*.tar.gz)
 base=
 for t in "$dir"/base/ragged-*.tar.gz; do
@@ -131,11 +162,15 @@ if [ -n "${SUITES:-}" ]; then
     # All at once, each under SUITE_S seconds (default 240): on an H200 the
     # suites took 4 to 150 s side by side, parents over 185 s.  Each writes a
     # TAP log as it goes, so a suite cut short still shows what passed.
-    make -j"$(nproc)" tests/check_ragged tests/libclfail.la > /dev/null 2>&1 || status=$?
+    # A prebuilt tree has them (and no object files for make to look at).
+    if [ ! -x tests/.libs/check_ragged ] || [ ! -f tests/.libs/libclfail.so ]; then
+        make -j"$(nproc)" tests/check_ragged tests/libclfail.la > /dev/null 2>&1 || status=$?
+    fi
     for s in $SUITES; do
         (CK_RUN_SUITE=$s CK_TAP_LOG_FILE_NAME=$PWD/tap_$s.txt RAGGED_KERNEL_PATH=$PWD/cl \
             RAGGED_CACHE_DIR=$PWD/tests/cache RAGGED_TEST_CLFAIL=$PWD/tests/.libs/libclfail.so \
-            RAGGED_TEST_REQUIRE_OPENCL=1 timeout "${SUITE_S:-240}" ./tests/check_ragged \
+            RAGGED_TEST_REQUIRE_OPENCL=1 LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH \
+            timeout "${SUITE_S:-240}" ./tests/.libs/check_ragged \
             > "log_$s.txt" 2>&1; echo "suite $s: exit $?" > "rc_$s.txt") &
     done
     wait
@@ -151,5 +186,6 @@ elif [ "${CHECK:-1}" != 0 ]; then
     step check
 fi
 rm -rf "$out/data"
+step done
 grep -E "^# (PASS|FAIL|ERROR)" "$out/check.txt" 2>/dev/null || true
 exit $status
