@@ -14,9 +14,10 @@
 # arguments of a run with RAGGED_PROFILE=1 into profile.txt: each kernel's
 # device time, e.g. "--ops parents --dists short --strategies merge-path"),
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
-# library), PACK (below), BENCH_ARGS (more ragged_bench arguments, e.g. "--dists medium
-# --strategies auto,per-segment": device time is scarce).  The benchmark runs before the tests, so that a time limit cuts
-# the tests, not the figures.  Where DIR/base holds an older tarball (BASE=
+# library), PACK (below), BENCH_ARGS (more ragged_bench arguments, e.g.
+# "--dists medium --strategies auto,per-segment": device time is scarce).
+# The benchmark runs before the tests, so that a time limit cuts the
+# tests, not the figures.  Where DIR/base holds an older tarball (BASE=
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
 # runs on the old library and kernels right after the new, then on the new
 # again, into bench-base.txt and bench-again.txt: old and new measured in
