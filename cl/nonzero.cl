@@ -177,8 +177,10 @@ kernel void nz_write(global const uint *bits, ulong n, ulong chunk, global const
         long first = (long)(base * WORD);
         for (long r = lid; r < total && (ulong)(carry + r) < rows; r += group)
             emit(out, carry + r, first + staged[SWIZZLE(r)], lshape, ndim);
+        /* No barrier before the next tile overwrites staged: its scan's
+         * barriers come first, and every work-item reaches them only
+         * after its last read of staged here. */
         carry += total;
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next tile overwrites staged */
     }
 }
 

@@ -539,6 +539,14 @@ void rg_array_trim(rg_array *a, size_t length)
     rg_array_set_length(a, length);
     /* Give the spare storage back where the backend can; a host mirror spans
      * the whole capacity, so an array with one keeps its capacity. */
-    if (a->ctx->ops->array_trim && !a->mirror && a->ctx->ops->array_trim(a, old_bytes))
+    if (a->ctx->ops->array_trim && !a->mirror && a->ctx->ops->array_trim(a, old_bytes)) {
         a->capacity = length;
+        /* The device range written by kernels may reach past the new
+         * storage; a mirror made later would download it from there.  No
+         * mirror here, so host_dirty and dev_fresh are empty already. */
+        if (a->dev_dirty_hi > a->nbytes)
+            a->dev_dirty_hi = a->nbytes;
+        if (a->dev_dirty_lo >= a->dev_dirty_hi)
+            a->dev_dirty_lo = a->dev_dirty_hi = 0;
+    }
 }
