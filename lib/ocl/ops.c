@@ -780,7 +780,7 @@ static rg_status by_merge_path(seg_job *job)
  * max-scan in place; the local index then subtracts the flooded starts. */
 static rg_status by_flood(seg_job *job, rg_dtype out_type)
 {
-    rg_ocl_kernel scatter, local;
+    rg_ocl_kernel scatter, local = {0}; /* local: only for the local index */
     rg_status st = seg_kernel(job, "flood_scatter", &scatter);
     if (st == RG_OK && job->kind == RG_ELEM_LOCAL)
         st = seg_kernel(job, "flood_local", &local);

@@ -106,7 +106,7 @@ static bool may_hold(const reduce_job *job, int64_t length)
 
 static rg_status by_segment(const reduce_job *job)
 {
-    rg_ocl_kernel k, teams_k, pieces_k;
+    rg_ocl_kernel k, teams_k = {0}, pieces_k = {0}; /* got only where needed */
     rg_status st = get_kernel(job, "reduce_segments", &k);
     bool long_ones = job->teams && may_hold(job, job->team_min);
     bool cut = job->teams && may_hold(job, PIECE);
