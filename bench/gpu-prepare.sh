@@ -11,6 +11,9 @@
 # kernels with that patch applied into DIR/variants/NAME (NAME: the file's
 # name less .patch); bench/gpu.sh times this tree's library with each
 # variant's kernels as well (no second build: kernels load at run time).
+# A patch that changes more than cl/ (the host's tile sizes, say) is
+# applied to a checkout of HEAD instead, whose tarball goes into
+# DIR/builds/NAME; bench/gpu.sh builds it and times it as it does BASE.
 # Each tarball is also built here, library, benchmark and test programs
 # (Check linked in statically), into DIR/prebuilt/ (DIR/base/prebuilt/):
 # bench/gpu.sh uses such a tree where its programs run there, and builds
@@ -33,12 +36,20 @@ if [ -n "${BASE:-}" ]; then
     git worktree remove --force "$tree/src"
     rm -rf "$tree"
 fi
-rm -rf "$dir/variants"
+rm -rf "$dir/variants" "$dir/builds"
 for p in ${PATCHES:-}; do
     name=$(basename "$p" .patch)
     if git apply --numstat "$p" | awk '{print $3}' | grep -qv '^cl/'; then
-        echo "gpu-prepare.sh: $p changes more than cl/; use BASE= for such changes" >&2
-        exit 1
+        mkdir -p "$dir/builds/$name"
+        pabs=$(cd "$(dirname "$p")" && pwd)/$(basename "$p")
+        tree=$(mktemp -d)
+        git worktree add -q --detach "$tree/src" HEAD
+        (cd "$tree/src" && git apply "$pabs" && autoreconf -fi >/dev/null 2>&1 &&
+         ./configure -q >/dev/null && make dist >/dev/null)
+        mv "$tree"/src/ragged-*.tar.gz "$dir/builds/$name/"
+        git worktree remove --force "$tree/src"
+        rm -rf "$tree"
+        continue
     fi
     tree=$(mktemp -d)
     cp -r cl "$tree/cl"
@@ -64,7 +75,7 @@ prebuild() {
 }
 rm -rf "$dir/prebuilt" "$dir/base/prebuilt"
 if [ "${PREBUILT:-1}" != 0 ]; then
-    for t in "$dir"/ragged-*.tar.gz "$dir"/base/ragged-*.tar.gz; do
+    for t in "$dir"/ragged-*.tar.gz "$dir"/base/ragged-*.tar.gz "$dir"/builds/*/ragged-*.tar.gz; do
         if [ -f "$t" ]; then prebuild "$t"; fi
     done
 fi

@@ -24,7 +24,8 @@
 # one session by the same program.  Where DIR/variants holds kernel folders
 # (PATCHES= of gpu-prepare.sh), this tree's library runs with each
 # folder's kernels right after its own, into bench-NAME.txt, and then with
-# its own again into bench-again.txt.
+# its own again into bench-again.txt.  A patch that changes the host too
+# (DIR/builds/NAME) is built like BASE and timed into bench-NAME.txt.
 set -eu
 dir=$(cd "${1:-gpu-carry}" && pwd)
 mkdir -p "${2:-gpu-out}"
@@ -122,6 +123,18 @@ base=
 for t in "$dir"/base/ragged-*.tar.gz; do
     if [ -f "$t" ]; then base=$(build_tarball "$t"); fi
 done
+# Patches that change the host too (DIR/builds/NAME): each its own build.
+builds=
+for t in "$dir"/builds/*/ragged-*.tar.gz; do
+    if [ -f "$t" ]; then
+        name=$(basename "$(dirname "$t")")
+        if b=$(build_tarball "$t"); then
+            builds="$builds $name=$b"
+        else # an experiment that does not build must not cost the run
+            echo "build $name: failed" >> "$out/steps.txt"
+        fi
+    fi
+done
 step built
 cd "$tree"
 bench "$tree" "$out/bench.txt" --dump "$out/data"
@@ -132,6 +145,11 @@ if [ -n "$base" ]; then
     step "bench base"
     again=1
 fi
+for nb in $builds; do
+    bench "${nb#*=}" "$out/bench-${nb%%=*}.txt"
+    step "bench ${nb%%=*}"
+    again=1
+done
 for v in "$dir"/variants/*/; do
     if [ -d "$v" ]; then
         name=$(basename "$v")

@@ -256,7 +256,8 @@ START_TEST(test_env_max_groups)
 END_TEST
 
 /* RAGGED_PROFILE=1 prints one line per kernel launch to stderr, with the
- * kernel's name and its device time; 0 or empty prints nothing; any other
+ * kernel's name and its device time, and one per program it builds (never
+ * taken from the disk cache then); 0 or empty prints nothing; any other
  * value fails an OpenCL context with a message naming the variable. */
 static char *run_profiled(const char *value)
 {
@@ -329,6 +330,12 @@ START_TEST(test_env_profile)
                       off[i], text);
         free(text);
     }
+    /* Each program built afresh, its build log shown, even where the two
+     * runs above have just put it in the disk cache. */
+    text = run_profiled("1");
+    ck_assert_msg(strstr(text, "ragged profile: built parents.cl with \"-DOFF_T=long") != NULL,
+                  "no build line for parents.cl: \"%s\"", text);
+    free(text);
     static const char *const bad[] = {"2", "yes", " 1", "1 "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         test_setenv("RAGGED_PROFILE", bad[i]);

@@ -388,6 +388,48 @@ static void cache_store(const rg_ocl *ocl, const char *dir, cache_key key, cl_pr
 
 /* ---- programs and kernels of a context ---------------------------------- */
 
+/* Whether the device takes NVIDIA's compiler options (-cl-nv-verbose). */
+static bool nv_options(const rg_ocl *ocl)
+{
+    size_t size = 0;
+    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS ||
+        size == 0)
+        return false;
+    char *ext = malloc(size + 1);
+    if (!ext)
+        return false;
+    bool nv = false;
+    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, size, ext, NULL) ==
+        CL_SUCCESS) {
+        ext[size] = '\0';
+        nv = strstr(ext, "cl_nv_compiler_options") != NULL;
+    }
+    free(ext);
+    return nv;
+}
+
+/* RAGGED_PROFILE=1: a fresh build of FILE (never the disk cache's, which
+ * has no log), its log to stderr.  On NVIDIA's platform the log then says
+ * (-cl-nv-verbose) how many registers and how much local memory each
+ * kernel takes, which set how many work-groups a compute unit holds. */
+static rg_status build_profiled(rg_context *ctx, const rg_ocl *ocl, const char *source,
+                                size_t length, const char *path, const char *file,
+                                const char *options, cl_program *out)
+{
+    char opts[1024];
+    if (snprintf(opts, sizeof opts, "%s%s", options,
+                 nv_options(ocl) ? " -cl-nv-verbose" : "") >= (int)sizeof opts)
+        snprintf(opts, sizeof opts, "%s", options); /* options longer than any we make */
+    rg_status st = build_from_source(ctx, ocl, source, length, path, opts, out);
+    if (st == RG_OK) {
+        char *log = build_log(ocl, *out);
+        fprintf(stderr, "ragged profile: built %s with \"%s\"%s%s\n", file, opts,
+                log && *log ? "; build log:\n" : "", log ? log : "");
+        free(log);
+    }
+    return st;
+}
+
 static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
                                const char *options, cl_program *out, char *path,
                                size_t path_size)
@@ -398,6 +440,11 @@ static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
     rg_status st = load_source(ctx, file, &source, &length, path, path_size);
     if (st != RG_OK)
         return st;
+    if (ocl->profile) {
+        st = build_profiled(ctx, ocl, source, length, path, file, options, out);
+        free(source);
+        return st;
+    }
     bool use_cache = cache_dir(dir, sizeof dir);
     cache_key key = make_key(ocl, source, length, options);
     *out = use_cache ? cache_load(ocl, dir, key, options) : NULL;
