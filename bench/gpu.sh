@@ -15,7 +15,8 @@
 # device time, e.g. "--ops parents --dists short --strategies merge-path"),
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
 # library), PACK (below), BENCH_ARGS (more ragged_bench arguments, e.g.
-# "--dists medium --strategies auto,per-segment": device time is scarce).
+# "--dists medium --strategies auto,per-segment": device time is scarce),
+# OPTION_VARIANTS (below: this tree again with other build options).
 # The benchmark runs before the tests, so that a time limit cuts the
 # tests, not the figures.  Where DIR/base holds an older tarball (BASE=
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
@@ -92,11 +93,13 @@ build_tarball() {
 
 # bench TREE FILE [ARG...]: this tree's benchmark program on TREE's library
 # and kernels into FILE (and a CSV beside it), with further arguments for
-# ragged_bench.  KDIR=FOLDER: kernels from there instead of TREE/cl.
+# ragged_bench.  KDIR=FOLDER: kernels from there instead of TREE/cl;
+# OPTS=OPTIONS: RAGGED_OPENCL_BUILD_OPTIONS.
 bench() {
     t=$1 f=$2
     shift 2
     (cd "$t" && LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH RAGGED_KERNEL_PATH=${KDIR:-$PWD/cl} \
+        RAGGED_OPENCL_BUILD_OPTIONS=${OPTS:-} \
         "$tree/bench/.libs/ragged_bench" \
         --backends "${BACKENDS:-opencl,openmp}" --sizes "$sizes" --ops "$ops" --reps 5 \
         --csv "${f%.txt}.csv" ${BENCH_ARGS:-} "$@" > "$f" 2>&1) || echo "ragged_bench failed: $?" >> "$f"
@@ -148,6 +151,16 @@ fi
 for nb in $builds; do
     bench "${nb#*=}" "$out/bench-${nb%%=*}.txt"
     step "bench ${nb%%=*}"
+    again=1
+done
+# OPTION_VARIANTS="NAME:OPTION ...": this tree's library again with
+# RAGGED_OPENCL_BUILD_OPTIONS=OPTION (one option each, e.g.
+# regs64:-cl-nv-maxrregcount=64), into bench-NAME.txt.
+for nv in ${OPTION_VARIANTS:-}; do
+    OPTS=${nv#*:}
+    bench "$tree" "$out/bench-${nv%%:*}.txt"
+    OPTS=
+    step "bench ${nv%%:*}"
     again=1
 done
 for v in "$dir"/variants/*/; do

@@ -350,6 +350,65 @@ START_TEST(test_env_profile)
 }
 END_TEST
 
+/* RAGGED_OPENCL_BUILD_OPTIONS joins every program's build options: the
+ * profile's build lines show it; options that break the build fail the op
+ * with RG_EBUILD and a message naming them, its output untouched; 256
+ * characters or more fail the context with RG_EINVAL. */
+START_TEST(test_env_build_options)
+{
+    test_unsetenv("RAGGED_DEVICE");
+    test_unsetenv("RAGGED_PROFILE");
+    test_unsetenv("RAGGED_OPENCL_BUILD_OPTIONS");
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL); /* NULL: no device, skipped */
+    if (!ctx)
+        return;
+    rg_context_free(ctx);
+
+    test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", "-DRAGGED_TEST_UNUSED=1");
+    char *text = run_profiled("1"); /* and the parents are right */
+    const char *line = strstr(text, "ragged profile: built parents.cl with \"-DOFF_T=long");
+    ck_assert_msg(line && strstr(line, " -DRAGGED_TEST_UNUSED=1") &&
+                      strstr(line, " -DRAGGED_TEST_UNUSED=1") < strchr(line, '\n'),
+                  "no option in the build line: \"%s\"", text);
+    free(text);
+    test_unsetenv("RAGGED_PROFILE");
+
+    /* Every program's source has kernels: no compiler builds one with
+     * `kernel` defined away. */
+    test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", "-Dkernel=ragged_not_a_qualifier");
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    ck_assert_msg(st == RG_OK, "%d %s", (int)st, rg_context_error(NULL));
+    static const int64_t off[4] = {0, 2, 2, 3};
+    int64_t before[3] = {-7, -7, -7}, after[3] = {0};
+    rg_array *o = NULL, *out = NULL;
+    ck_assert_int_eq(rg_array_from_host(&o, ctx, RG_INT64, off, 4), RG_OK);
+    ck_assert_int_eq(rg_array_from_host(&out, ctx, RG_INT64, before, 3), RG_OK);
+    st = rg_parents(out, o, RG_STRATEGY_MERGE_PATH, NULL);
+    ck_assert_msg(st == RG_EBUILD, "%d %s", (int)st, rg_context_error(ctx));
+    ck_assert_msg(test_contains(rg_context_error(ctx), "-Dkernel=ragged_not_a_qualifier"),
+                  "message: \"%s\"", rg_context_error(ctx));
+    ck_assert_int_eq(rg_array_read(after, out, 0, 3), RG_OK);
+    ck_assert_msg(memcmp(after, before, sizeof before) == 0, "output changed");
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+
+    char longer[300];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[0] = '-';
+    longer[1] = 'D';
+    longer[sizeof longer - 1] = '\0';
+    test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", longer);
+    ctx = UNTOUCHED;
+    st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    ck_assert_msg(st == RG_EINVAL, "%d", (int)st);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OPENCL_BUILD_OPTIONS"),
+                  "message: \"%s\"", rg_context_error(NULL));
+    test_unsetenv("RAGGED_OPENCL_BUILD_OPTIONS");
+}
+END_TEST
+
 START_TEST(test_create_bad_args)
 {
     ck_assert_int_eq(rg_context_create(NULL, RG_BACKEND_OPENMP), RG_EINVAL);
@@ -727,6 +786,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_device_no_match);
     tcase_add_test(tc, test_env_max_groups);
     tcase_add_test(tc, test_env_profile);
+    tcase_add_test(tc, test_env_build_options);
     suite_add_tcase(s, tc);
 
     return s;

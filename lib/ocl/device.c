@@ -278,24 +278,44 @@ static rg_status read_profile(rg_context *ctx, bool *on)
     return RG_OK;
 }
 
+/* RAGGED_OPENCL_BUILD_OPTIONS: compiler options added to every program's
+ * build (a vendor's, such as NVIDIA's -cl-nv-maxrregcount=N, for tuning);
+ * they take part in the disk cache's key like the library's own. */
+static rg_status read_build_options(rg_context *ctx, char *buf, size_t size)
+{
+    const char *v = getenv("RAGGED_OPENCL_BUILD_OPTIONS");
+    buf[0] = '\0';
+    if (!v)
+        return RG_OK;
+    if (strlen(v) >= size)
+        return rg_set_error(ctx, RG_EINVAL, "RAGGED_OPENCL_BUILD_OPTIONS: %zu characters, "
+                            "at most %zu", strlen(v), size - 1);
+    memcpy(buf, v, strlen(v) + 1);
+    return RG_OK;
+}
+
 rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
 {
     rg_status st = rg_cl_load(ctx);
     candidate chosen;
     size_t group_cap, group_size_cap;
     bool profile;
+    char build_options[sizeof ((rg_ocl *)0)->build_options];
     if (st == RG_OK)
         st = pick_device(ctx, gpu_only, &chosen);
     if (st == RG_OK)
         st = read_caps(ctx, &group_cap, &group_size_cap);
     if (st == RG_OK)
         st = read_profile(ctx, &profile);
+    if (st == RG_OK)
+        st = read_build_options(ctx, build_options, sizeof build_options);
     if (st != RG_OK)
         return st;
     rg_ocl *ocl = calloc(1, sizeof *ocl);
     if (!ocl)
         return rg_set_error(ctx, RG_ENOMEM, "OpenCL context: out of host memory");
     ocl->profile = profile;
+    memcpy(ocl->build_options, build_options, sizeof build_options);
     st = open_device(ctx, ocl, &chosen);
     if (st != RG_OK) {
         free_impl(ocl);

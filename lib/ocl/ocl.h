@@ -74,6 +74,7 @@ typedef struct rg_ocl {
                               * RAGGED_OPENCL_CPU_KERNELS=0) */
     size_t group_cap;        /* RAGGED_OPENCL_MAX_GROUPS, or 0: caps grid-stride launches */
     bool profile;            /* RAGGED_PROFILE=1: each launch waits and reports its time */
+    char build_options[256]; /* RAGGED_OPENCL_BUILD_OPTIONS: added to every program's build */
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
     char deferred_what[160]; /* and its message */

@@ -440,19 +440,28 @@ static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
     rg_status st = load_source(ctx, file, &source, &length, path, path_size);
     if (st != RG_OK)
         return st;
-    if (ocl->profile) {
-        st = build_profiled(ctx, ocl, source, length, path, file, options, out);
+    /* The library's options, then RAGGED_OPENCL_BUILD_OPTIONS's. */
+    const char *extra = ocl->build_options;
+    size_t n = strlen(options) + 1 + strlen(extra) + 1;
+    char *all = malloc(n);
+    if (!all) {
         free(source);
-        return st;
+        return rg_set_error(ctx, RG_ENOMEM, "building %s: out of host memory", file);
     }
-    bool use_cache = cache_dir(dir, sizeof dir);
-    cache_key key = make_key(ocl, source, length, options);
-    *out = use_cache ? cache_load(ocl, dir, key, options) : NULL;
-    if (!*out) {
-        st = build_from_source(ctx, ocl, source, length, path, options, out);
-        if (st == RG_OK && use_cache)
-            cache_store(ocl, dir, key, *out);
+    snprintf(all, n, "%s%s%s", options, *extra ? " " : "", extra);
+    if (ocl->profile) {
+        st = build_profiled(ctx, ocl, source, length, path, file, all, out);
+    } else {
+        bool use_cache = cache_dir(dir, sizeof dir);
+        cache_key key = make_key(ocl, source, length, all);
+        *out = use_cache ? cache_load(ocl, dir, key, all) : NULL;
+        if (!*out) {
+            st = build_from_source(ctx, ocl, source, length, path, all, out);
+            if (st == RG_OK && use_cache)
+                cache_store(ocl, dir, key, *out);
+        }
     }
+    free(all);
     free(source);
     return st;
 }
