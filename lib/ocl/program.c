@@ -408,26 +408,17 @@ static bool nv_options(const rg_ocl *ocl)
     return nv;
 }
 
-/* RAGGED_PROFILE=1: a fresh build of FILE (never the disk cache's, which
- * has no log), its log to stderr.  On NVIDIA's platform the log then says
- * (-cl-nv-verbose) how many registers and how much local memory each
- * kernel takes, which set how many work-groups a compute unit holds. */
-static rg_status build_profiled(rg_context *ctx, const rg_ocl *ocl, const char *source,
-                                size_t length, const char *path, const char *file,
-                                const char *options, cl_program *out)
+/* RAGGED_PROFILE=1: what a fresh build of FILE made, its log to stderr.
+ * On NVIDIA's platform (built with -cl-nv-verbose) the log says how many
+ * registers and how much local memory each kernel takes, which set how
+ * many work-groups a compute unit holds. */
+static void report_build(const rg_ocl *ocl, const char *file, const char *options,
+                         cl_program program)
 {
-    char opts[1024];
-    if (snprintf(opts, sizeof opts, "%s%s", options,
-                 nv_options(ocl) ? " -cl-nv-verbose" : "") >= (int)sizeof opts)
-        snprintf(opts, sizeof opts, "%s", options); /* options longer than any we make */
-    rg_status st = build_from_source(ctx, ocl, source, length, path, opts, out);
-    if (st == RG_OK) {
-        char *log = build_log(ocl, *out);
-        fprintf(stderr, "ragged profile: built %s with \"%s\"%s%s\n", file, opts,
-                log && *log ? "; build log:\n" : "", log ? log : "");
-        free(log);
-    }
-    return st;
+    char *log = build_log(ocl, program);
+    fprintf(stderr, "ragged profile: built %s with \"%s\"%s%s\n", file, options,
+            log && *log ? "; build log:\n" : "", log ? log : "");
+    free(log);
 }
 
 static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
@@ -440,17 +431,21 @@ static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
     rg_status st = load_source(ctx, file, &source, &length, path, path_size);
     if (st != RG_OK)
         return st;
-    /* The library's options, then RAGGED_OPENCL_BUILD_OPTIONS's. */
+    /* The library's options, then RAGGED_OPENCL_BUILD_OPTIONS's, then
+     * when profiling NVIDIA's -cl-nv-verbose (registers in the log). */
     const char *extra = ocl->build_options;
-    size_t n = strlen(options) + 1 + strlen(extra) + 1;
+    const char *verbose = ocl->profile && nv_options(ocl) ? " -cl-nv-verbose" : "";
+    size_t n = strlen(options) + 1 + strlen(extra) + strlen(verbose) + 1;
     char *all = malloc(n);
     if (!all) {
         free(source);
         return rg_set_error(ctx, RG_ENOMEM, "building %s: out of host memory", file);
     }
-    snprintf(all, n, "%s%s%s", options, *extra ? " " : "", extra);
-    if (ocl->profile) {
-        st = build_profiled(ctx, ocl, source, length, path, file, all, out);
+    snprintf(all, n, "%s%s%s%s", options, *extra ? " " : "", extra, verbose);
+    if (ocl->profile) { /* afresh: a cached binary has no build log */
+        st = build_from_source(ctx, ocl, source, length, path, all, out);
+        if (st == RG_OK)
+            report_build(ocl, file, all, *out);
     } else {
         bool use_cache = cache_dir(dir, sizeof dir);
         cache_key key = make_key(ocl, source, length, all);
