@@ -283,6 +283,15 @@ static void widen(size_t *lo, size_t *hi, size_t from, size_t to)
     *hi = to > *hi ? to : *hi;
 }
 
+/* [*lo, *hi) loses what lies from end on. */
+static void clip(size_t *lo, size_t *hi, size_t end)
+{
+    if (*hi > end)
+        *hi = end;
+    if (*lo >= *hi)
+        *lo = *hi = 0;
+}
+
 /* The device copy is newer than the mirror in [0, hi) too (a kernel wrote it). */
 static void dev_stale(rg_array *a, size_t hi)
 {
@@ -491,11 +500,19 @@ rg_status rg_array_grow(rg_array *a, size_t min_capacity)
 }
 
 /* After rg_array_set_length on an array with a device copy: without a
- * mirror the whole device copy is authoritative once changed. */
+ * mirror the whole device copy (up to the length) is authoritative once
+ * changed.  With one, host_dirty loses what lies past the new length: those
+ * bytes mean nothing (every growth writes the bytes it exposes), so
+ * uploading them would be waste.  (The list edits that shrink refresh the
+ * mirror first, so dev_dirty is empty there.) */
 void rg_array_mirror_length(rg_array *a)
 {
-    if (!a->mirror && dev_dirty(a))
+    if (a->mirror) {
+        clip(&a->host_dirty_lo, &a->host_dirty_hi, a->nbytes);
+    } else if (dev_dirty(a)) {
         dev_stale(a, a->nbytes);
+        clip(&a->dev_dirty_lo, &a->dev_dirty_hi, a->nbytes);
+    }
 }
 
 /* ---- arithmetic with a scalar --------------------------------------------- */
@@ -538,15 +555,8 @@ void rg_array_trim(rg_array *a, size_t length)
     size_t old_bytes = bytes_of(a, a->capacity);
     rg_array_set_length(a, length);
     /* Give the spare storage back where the backend can; a host mirror spans
-     * the whole capacity, so an array with one keeps its capacity. */
-    if (a->ctx->ops->array_trim && !a->mirror && a->ctx->ops->array_trim(a, old_bytes)) {
+     * the whole capacity, so an array with one keeps its capacity.  No dirty
+     * range reaches past the new storage: rg_array_set_length clipped them. */
+    if (a->ctx->ops->array_trim && !a->mirror && a->ctx->ops->array_trim(a, old_bytes))
         a->capacity = length;
-        /* The device range written by kernels may reach past the new
-         * storage; a mirror made later would download it from there.  No
-         * mirror here, so host_dirty and dev_fresh are empty already. */
-        if (a->dev_dirty_hi > a->nbytes)
-            a->dev_dirty_hi = a->nbytes;
-        if (a->dev_dirty_lo >= a->dev_dirty_hi)
-            a->dev_dirty_lo = a->dev_dirty_hi = 0;
-    }
 }

@@ -173,7 +173,8 @@ struct rg_array {
      * Invariant: at most one of the two is non-empty.  Without a mirror,
      * host_dirty is empty and an empty dev_dirty means the device still
      * holds the zeros it was created with.  Outside both ranges the mirror
-     * (if any) equals the device copy. */
+     * (if any) equals the device copy up to the length; past it neither
+     * side means anything (every growth writes the bytes it exposes). */
     void *mirror;
     size_t host_dirty_lo, host_dirty_hi;
     size_t dev_dirty_lo, dev_dirty_hi;

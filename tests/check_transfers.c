@@ -278,6 +278,65 @@ START_TEST(test_list_uploads)
 }
 END_TEST
 
+/* Items added on the host and deleted before any kernel ran never go up:
+ * what lies past a list's length means nothing.  A shrink that leaves some
+ * of a change inside the length uploads just that part. */
+START_TEST(test_list_shrink_uploads)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    rg_list *l = NULL;
+    ck_assert_int_eq(rg_list_create(&l, ctx, RG_FLOAT32, 0), RG_OK);
+    float item[40];
+    for (int i = 0; i < 40; i++)
+        item[i] = (float)i;
+    for (int k = 0; k < 20; k++)
+        ck_assert_int_eq(rg_list_append(l, item, 40), RG_OK);
+    /* Both arrays on the device, and the host copy fresh again. */
+    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_ADD, 1.0), RG_OK);
+    rg_array *len = NULL;
+    ck_assert_int_eq(rg_array_create(&len, ctx, RG_INT64, 20), RG_OK);
+    ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK);
+    float got[40];
+    for (int k = 0; k < 20; k++)
+        ck_assert_int_eq(rg_list_get(got, 40, NULL, l, k), RG_OK);
+
+    rg_context_reset_transfers(ctx);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(rg_list_append(l, item, 40), RG_OK);
+    ck_assert_int_eq(rg_list_delete_slice(l, 20, 23), RG_OK);
+    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_ADD, 1.0), RG_OK); /* the content */
+    ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK); /* the offsets */
+    rg_array_free(len);
+    ck_assert_uint_eq(up(ctx), 0);
+
+    /* Two appended, one deleted: the first one's 10 floats and its end offset. */
+    for (int k = 0; k < 20; k++)
+        ck_assert_int_eq(rg_list_get(got, 40, NULL, l, k), RG_OK);
+    rg_context_reset_transfers(ctx);
+    ck_assert_int_eq(rg_list_append(l, item, 10), RG_OK);
+    ck_assert_int_eq(rg_list_append(l, item, 30), RG_OK);
+    ck_assert_int_eq(rg_list_delete(l, -1), RG_OK);
+    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_ADD, 1.0), RG_OK);
+    ck_assert_uint_eq(up(ctx), 10 * sizeof(float));
+    ck_assert_int_eq(rg_array_create(&len, ctx, RG_INT64, 21), RG_OK);
+    ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK);
+    ck_assert_uint_eq(up(ctx), 10 * sizeof(float) + sizeof(int64_t));
+    int64_t last = 0;
+    ck_assert_int_eq(rg_array_read(&last, len, 20, 1), RG_OK);
+    ck_assert_int_eq(last, 10);
+    rg_array_free(len);
+    ck_assert_uint_eq(rg_list_nitems(l), 21);
+    size_t n = 0;
+    ck_assert_int_eq(rg_list_get(got, 40, &n, l, -1), RG_OK);
+    ck_assert_uint_eq(n, 10);
+    ck_assert(got[0] == 1.0f && got[9] == 10.0f);
+    ck_assert_int_eq(rg_list_get(got, 40, &n, l, 19), RG_OK);
+    ck_assert(n == 40 && got[0] == 3.0f && got[39] == 42.0f);
+    rg_list_free(l);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Every op sees the host's pending writes, and arrays written by kernels
  * stay whole when the host then changes part of them (both backends). */
 START_TEST(test_ops_see_host_writes)
@@ -410,6 +469,7 @@ Suite *transfers_suite(void)
     tcase_add_test(tc, test_random_reads);
     tcase_add_test(tc, test_no_mirror_reads);
     tcase_add_test(tc, test_list_uploads);
+    tcase_add_test(tc, test_list_shrink_uploads);
     tcase_add_test(tc, test_known_offsets_stay_on_device);
     tcase_add_test(tc, test_openmp_counts_nothing);
     tcase_add_loop_test(tc, test_ops_see_host_writes, 0, TEST_NBACKENDS);
