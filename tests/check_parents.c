@@ -761,8 +761,12 @@ Suite *parents_suite(void)
     TCase *tc = test_tcase("strategies");
     tcase_add_loop_test(tc, test_strategy_choose, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_elem_small, 0, TEST_NBACKENDS_GPU_KERNELS * N_STRATEGIES);
-    tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_mixed, 0, TEST_NBACKENDS);
+    suite_add_tcase(s, tc);
+
+    /* Apart, so that slow runs (ThreadSanitizer: tests/tsan.sh) can leave them out. */
+    tc = test_tcase("big");
+    tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_streamed, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_elem_windows, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_elem_regular, 0, TEST_NBACKENDS_PLAIN);
