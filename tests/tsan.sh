@@ -31,10 +31,12 @@ cases=${*:-"array:basics array:errors context:create context:strings context:env
     nonzero:nonzero nonzero:segments nonzero:errors reduce:values reduce:small reduce:windows
     reduce:big reduce:errors list:operations list:random list:arithmetic nested:nested
     transfers:counts"}
+# Reports from inside the uninstrumented runtime are left out; the
+# huge-allocation tests want NULL from malloc, not an abort.
 export TSAN_OPTIONS="ignore_noninstrumented_modules=1 allocator_may_return_null=1 exitcode=66"
 export OMP_TOOL_LIBRARIES="$archer" ARCHER_OPTIONS=verbose=1
 # OpenCL's threads are PoCL's, not instrumented; its kernels' races are
-# tests/cl_races.sh's.  The huge-allocation tests want NULL from malloc.
+# tests/cl_races.sh's.
 export RAGGED_TEST_REQUIRE_OPENCL=0 RAGGED_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1
 log=tests/tsan.log
 : >"$log"
