@@ -239,32 +239,40 @@ START_TEST(test_no_mirror_reads)
 }
 END_TEST
 
-/* A list append uploads the new item and its offset, not the list. */
-START_TEST(test_list_uploads)
+/* A list of 20 items, each item[0..39] = 0..39, changed by op with value on
+ * the device; its offsets on the device too (read by a lengths kernel), and
+ * the host copy fresh again (every item read back: 800 floats down). */
+static rg_list *synced_list(rg_context *ctx, rg_arith op, double value, float item[40])
 {
-    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
     rg_list *l = NULL;
     ck_assert_int_eq(rg_list_create(&l, ctx, RG_FLOAT32, 0), RG_OK);
-    float item[40];
     for (int i = 0; i < 40; i++)
         item[i] = (float)i;
     for (int k = 0; k < 20; k++)
         ck_assert_int_eq(rg_list_append(l, item, 40), RG_OK);
-    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_MUL, 2.0), RG_OK);
+    ck_assert_int_eq(rg_list_scalar(l, op, value), RG_OK);
     rg_array *len = NULL;
     ck_assert_int_eq(rg_array_create(&len, ctx, RG_INT64, 20), RG_OK);
     ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK);
-
-    /* Reading the content back makes the host copy fresh (800 floats down). */
+    rg_array_free(len);
     float got[40];
     for (int k = 0; k < 20; k++)
         ck_assert_int_eq(rg_list_get(got, 40, NULL, l, k), RG_OK);
+    return l;
+}
+
+/* A list append uploads the new item and its offset, not the list. */
+START_TEST(test_list_uploads)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    float item[40], got[40];
+    rg_list *l = synced_list(ctx, RG_ARITH_MUL, 2.0, item);
     rg_context_reset_transfers(ctx);
     ck_assert_int_eq(rg_list_append(l, item, 3), RG_OK);
     ck_assert_uint_eq(up(ctx), 0);
     ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_MUL, 2.0), RG_OK);
     ck_assert_uint_eq(up(ctx), 3 * sizeof(float));
-    rg_array_free(len);
+    rg_array *len = NULL;
     ck_assert_int_eq(rg_array_create(&len, ctx, RG_INT64, 21), RG_OK);
     ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK);
     ck_assert_uint_eq(up(ctx), 3 * sizeof(float) + sizeof(int64_t)); /* offsets[21] */
@@ -284,21 +292,10 @@ END_TEST
 START_TEST(test_list_shrink_uploads)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
-    rg_list *l = NULL;
-    ck_assert_int_eq(rg_list_create(&l, ctx, RG_FLOAT32, 0), RG_OK);
-    float item[40];
-    for (int i = 0; i < 40; i++)
-        item[i] = (float)i;
-    for (int k = 0; k < 20; k++)
-        ck_assert_int_eq(rg_list_append(l, item, 40), RG_OK);
-    /* Both arrays on the device, and the host copy fresh again. */
-    ck_assert_int_eq(rg_list_scalar(l, RG_ARITH_ADD, 1.0), RG_OK);
+    float item[40], got[40];
+    rg_list *l = synced_list(ctx, RG_ARITH_ADD, 1.0, item);
     rg_array *len = NULL;
     ck_assert_int_eq(rg_array_create(&len, ctx, RG_INT64, 20), RG_OK);
-    ck_assert_int_eq(rg_lengths(len, rg_list_offsets(l)), RG_OK);
-    float got[40];
-    for (int k = 0; k < 20; k++)
-        ck_assert_int_eq(rg_list_get(got, 40, NULL, l, k), RG_OK);
 
     rg_context_reset_transfers(ctx);
     for (int k = 0; k < 3; k++)
