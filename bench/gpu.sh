@@ -16,7 +16,9 @@
 # CUPY (0 skips compare_gpu.py), AGAIN (0 skips the second run of the new
 # library), PACK (below), BENCH_ARGS (more ragged_bench arguments, e.g.
 # "--dists medium --strategies auto,per-segment": device time is scarce),
-# OPTION_VARIANTS (below: this tree again with other build options).
+# OPTION_VARIANTS (below: this tree again with other build options),
+# PROBE (a program in DIR to run, e.g. bench/experiments/fillprobe built
+# there as DIR/fillprobe).
 # The benchmark runs before the tests, so that a time limit cuts the
 # tests, not the figures.  Where DIR/base holds an older tarball (BASE=
 # of gpu-prepare.sh), it is built too, and this tree's benchmark program
@@ -189,6 +191,12 @@ if [ -n "${PROFILE_ARGS:-}" ]; then
         > "$out/profile.txt" 2>&1) || echo "profile failed: $?" >> "$out/profile.txt"
     step profile
 fi
+if [ -n "${PROBE:-}" ]; then
+    # A program of bench/experiments (built on the build machine, carried
+    # in DIR) run with the carried OpenCL loader, into probe.txt.
+    ("$dir/$PROBE" > "$out/probe.txt" 2>&1) || echo "probe failed: $?" >> "$out/probe.txt"
+    step probe
+fi
 status=0
 if [ -n "${SUITES:-}" ]; then
     # All at once, each under SUITE_S seconds (default 240): on an H200 the
@@ -198,18 +206,24 @@ if [ -n "${SUITES:-}" ]; then
     if [ ! -x tests/.libs/check_ragged ] || [ ! -f tests/.libs/libclfail.so ]; then
         make -j"$(nproc)" tests/check_ragged tests/libclfail.la > /dev/null 2>&1 || status=$?
     fi
+    # The exit status is caught with ||: under set -e a failed or timed-out
+    # suite would otherwise end its subshell before it says so.
     for s in $SUITES; do
-        (CK_RUN_SUITE=$s CK_TAP_LOG_FILE_NAME=$PWD/tap_$s.txt RAGGED_KERNEL_PATH=$PWD/cl \
+        (rc=0
+         CK_RUN_SUITE=$s CK_TAP_LOG_FILE_NAME=$PWD/tap_$s.txt RAGGED_KERNEL_PATH=$PWD/cl \
             RAGGED_CACHE_DIR=$PWD/tests/cache RAGGED_TEST_CLFAIL=$PWD/tests/.libs/libclfail.so \
             RAGGED_TEST_REQUIRE_OPENCL=1 LD_LIBRARY_PATH=$PWD/lib/.libs:$LD_LIBRARY_PATH \
             timeout "${SUITE_S:-240}" ./tests/.libs/check_ragged \
-            > "log_$s.txt" 2>&1; echo "suite $s: exit $?" > "rc_$s.txt") &
+            > "log_$s.txt" 2>&1 || rc=$?
+         echo "suite $s: exit $rc" > "rc_$s.txt") &
     done
     wait
     for s in $SUITES; do
-        { cat "rc_$s.txt"; echo "ok $(grep -c '^ok' "tap_$s.txt"), not ok $(grep -c '^not ok' "tap_$s.txt")"
-          grep '^not ok' "tap_$s.txt" || true; tail -2 "log_$s.txt"; } >> "$out/check.txt" 2>&1
-        grep -q 'exit 0' "rc_$s.txt" || status=1
+        { cat "rc_$s.txt" || echo "suite $s: no exit status"
+          echo "ok $(grep -c '^ok' "tap_$s.txt"), not ok $(grep -c '^not ok' "tap_$s.txt")"
+          grep '^not ok' "tap_$s.txt" || true; tail -2 "log_$s.txt"; } >> "$out/check.txt" 2>&1 || true
+        cp "tap_$s.txt" "$out/" 2>/dev/null || true
+        grep -qs 'exit 0' "rc_$s.txt" || status=1
     done
     step suites
 elif [ "${CHECK:-1}" != 0 ]; then

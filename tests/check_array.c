@@ -1,7 +1,9 @@
 /* check_array.c — typed arrays on every backend: create, copy in and out, ranges, dtypes, bad arguments. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -380,27 +382,29 @@ START_TEST(test_foreign_context)
 END_TEST
 
 /* fill and copy for every element width, sizes past the parallel threshold,
- * and their argument checks; finish succeeds after queued work. */
+ * and their argument checks; finish succeeds after queued work.  Also on
+ * the GPUs' path (a fill kernel, on 3 work-groups) and with bool, which
+ * GPUs fill by the driver. */
 START_TEST(test_fill_copy)
 {
-    TEST_CONTEXT(ctx, _i);
-    const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_FLOAT32, RG_INT64};
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    const rg_dtype types[5] = {RG_UINT8, RG_INT16, RG_FLOAT32, RG_INT64, RG_BOOL};
     const size_t n = 100003;
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < 5; t++) {
         rg_array *a = test_array_filled(ctx, types[t], n, 0);
-        int64_t seven = 7;
+        int64_t seven = types[t] == RG_BOOL ? 1 : 7;
         void *v = test_pack(types[t], &seven, 1);
         ck_assert_int_eq(rg_array_fill(a, v), RG_OK);
-        test_expect_filled(a, 7, "fill");
+        test_expect_filled(a, seven, "fill");
         rg_array *b = test_array_filled(ctx, types[t], n, 3);
-        int64_t vals[3] = {1, 2, 3};
+        int64_t vals[3] = {1, 0, 1};
         void *p = test_pack(types[t], vals, 3);
         ck_assert_int_eq(rg_array_write(a, n - 3, p, 3), RG_OK);
         ck_assert_int_eq(rg_array_copy(b, a), RG_OK);
         ck_assert_int_eq(rg_context_finish(ctx), RG_OK);
         int64_t *got = test_read_i64(b);
         for (size_t k = 0; k < n - 3; k++)
-            if (got[k] != 7)
+            if (got[k] != seven)
                 ck_abort_msg("copy: element %zu is %lld", k, (long long)got[k]);
         test_expect_i64(got + n - 3, vals, 3, "copy tail");
         free(got);
@@ -433,13 +437,47 @@ START_TEST(test_fill_copy)
 }
 END_TEST
 
+/* GPUs fill by a kernel of scalar.cl: where it is missing, the fill fails
+ * with RG_ENOKERNEL and a message naming it, the array as it was; bool
+ * arrays, filled by the driver, still fill. */
+START_TEST(test_fill_no_kernel)
+{
+    const char *kernels = getenv("RAGGED_KERNEL_PATH");
+    if (!kernels || !*kernels) {
+        fprintf(stderr, "skipped: no RAGGED_KERNEL_PATH\n");
+        return;
+    }
+    char dir[] = "/tmp/ragged-noscalar-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    test_setenv("RAGGED_KERNEL_PATH", dir);
+    test_setenv("RAGGED_OPENCL_CPU_KERNELS", "0");
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    rg_array *a = test_array_filled(ctx, RG_INT32, 1000, 5);
+    rg_array *b = test_array_filled(ctx, RG_BOOL, 1000, 0);
+    int32_t nine = 9;
+    rg_status st = rg_array_fill(a, &nine);
+    rmdir(dir);
+    ck_assert_msg(st == RG_ENOKERNEL, "fill without scalar.cl: %d %s", (int)st,
+                  rg_context_error(ctx));
+    ck_assert_msg(test_contains(rg_context_error(ctx), "scalar.cl"), "message: %s",
+                  rg_context_error(ctx));
+    test_expect_filled(a, 5, "refused fill");
+    uint8_t yes = 1;
+    ck_assert_int_eq(rg_array_fill(b, &yes), RG_OK);
+    test_expect_filled(b, 1, "bool fill");
+    rg_array_free(b);
+    rg_array_free(a);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* A fill of 32 MiB or more is streamed on the OpenMP backend (a 16-byte
  * pattern of the value, the unaligned ends stored one element at a time):
  * every element of every width holds the value's bytes, with 1 to 3
  * threads cutting the array at odd places. */
 START_TEST(test_fill_streamed)
 {
-    TEST_CONTEXT(ctx, _i);
+    TEST_CONTEXT(ctx, test_backend_plain(_i));
     const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_UINT32, RG_INT64};
     const uint64_t value = 0x0102030405060708u; /* distinct bytes: a shifted pattern shows */
     for (int round = 0, nthreads; round < 3 && (nthreads = test_threads(round)) > 0; round++) {
@@ -575,8 +613,9 @@ Suite *array_suite(void)
     tcase_add_loop_test(tc, test_size_overflow, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_huge_alloc, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_foreign_context, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS);
-    tcase_add_loop_test(tc, test_fill_streamed, 0, TEST_NBACKENDS);
+    tcase_add_loop_test(tc, test_fill_copy, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_fill_streamed, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_test(tc, test_fill_no_kernel);
     tcase_add_loop_test(tc, test_big_storage, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_storage_reuse, 0, TEST_NBACKENDS);
     suite_add_tcase(s, tc);

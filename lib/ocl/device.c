@@ -189,6 +189,26 @@ static void read_limits(rg_ocl *ocl)
                           &ocl->max_alloc, NULL);
 }
 
+/* Whether the device takes NVIDIA's compiler options (-cl-nv-verbose, -cl-nv-maxrregcount). */
+static bool read_nv_options(const rg_ocl *ocl)
+{
+    size_t size = 0;
+    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS ||
+        size == 0)
+        return false;
+    char *ext = malloc(size + 1);
+    if (!ext)
+        return false;
+    bool nv = false;
+    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, size, ext, NULL) ==
+        CL_SUCCESS) {
+        ext[size] = '\0';
+        nv = strstr(ext, "cl_nv_compiler_options") != NULL;
+    }
+    free(ext);
+    return nv;
+}
+
 static rg_status open_device(rg_context *ctx, rg_ocl *ocl, const candidate *c)
 {
     ocl->platform = c->platform;
@@ -199,6 +219,7 @@ static rg_status open_device(rg_context *ctx, rg_ocl *ocl, const candidate *c)
                     sizeof ocl->platform_version);
     device_string(c->device, CL_DRIVER_VERSION, ocl->driver_version, sizeof ocl->driver_version);
     read_limits(ocl);
+    ocl->nv_options = read_nv_options(ocl);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     cl_int err;

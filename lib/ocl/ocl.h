@@ -72,6 +72,7 @@ typedef struct rg_ocl {
     cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     bool cpu_kernels;        /* build the CPU variants of kernels (a CPU device, unless
                               * RAGGED_OPENCL_CPU_KERNELS=0) */
+    bool nv_options;         /* the device takes NVIDIA's compiler options (-cl-nv-...) */
     size_t group_cap;        /* RAGGED_OPENCL_MAX_GROUPS, or 0: caps grid-stride launches */
     bool profile;            /* RAGGED_PROFILE=1: each launch waits and reports its time */
     char build_options[256]; /* RAGGED_OPENCL_BUILD_OPTIONS: added to every program's build */

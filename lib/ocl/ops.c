@@ -395,9 +395,17 @@ static rg_status array_grow(rg_array *a, size_t old_capacity)
     return RG_OK;
 }
 
+static const char *cl_value_type(rg_dtype dtype, int *kind);
+static rg_status scalar_fill(rg_array *a, const void *value);
+
 static rg_status array_fill(rg_array *a, const void *value)
 {
     rg_ocl_begin(a->ctx);
+    int kind;
+    /* A kernel on GPUs (scalar.cl says why); the driver's fill on CPUs,
+     * where PoCL's was the faster, and for bool, which has no T there. */
+    if (!ocl_of(a)->cpu_kernels && cl_value_type(a->dtype, &kind))
+        return scalar_fill(a, value);
     cl_mem mem = rg_ocl_mem_of(a);
     rg_status st = take_deferred(a->ctx, "a fill");
     if (st != RG_OK)
@@ -852,10 +860,10 @@ static const char *cl_value_type(rg_dtype dtype, int *kind)
     return NULL;
 }
 
-/* One program per dtype, the operation a kernel argument: 4 times fewer cold builds. */
-static rg_status scalar(rg_array *a, rg_arith op, const void *value)
+/* One program per dtype, the operation a kernel argument: 4 times fewer
+ * cold builds.  name is scalar_op (op: an rg_arith) or scalar_fill (op < 0). */
+static rg_status scalar_launch(rg_array *a, const char *name, int op, const void *value)
 {
-    rg_ocl_begin(a->ctx);
     rg_context *ctx = a->ctx;
     int kind = 0;
     const char *type = cl_value_type(a->dtype, &kind);
@@ -868,7 +876,7 @@ static rg_status scalar(rg_array *a, rg_arith op, const void *value)
              a->dtype == RG_FLOAT64 ? " -DFP64" : "",
              a->dtype == RG_FLOAT32 ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     rg_ocl_kernel k;
-    rg_status st = rg_ocl_get_kernel(ctx, "scalar.cl", options, "scalar_op", &k);
+    rg_status st = rg_ocl_get_kernel(ctx, "scalar.cl", options, name, &k);
     if (st != RG_OK)
         return st;
     cl_mem mem = rg_ocl_mem_of(a);
@@ -876,7 +884,18 @@ static rg_status scalar(rg_array *a, rg_arith op, const void *value)
     cl_int code = (cl_int)op;
     kernel_arg args[] = {ARG(mem), ARG(n), {rg_dtype_size(a->dtype), value, false}, ARG(code)};
     return rg_ocl_launch(ctx, &k, rg_ocl_stride_groups(ctx, n, k.group, MAX_STRIDE_GROUPS),
-                         k.group, args, NARGS(args));
+                         k.group, args, op < 0 ? 3 : NARGS(args));
+}
+
+static rg_status scalar(rg_array *a, rg_arith op, const void *value)
+{
+    rg_ocl_begin(a->ctx);
+    return scalar_launch(a, "scalar_op", (int)op, value);
+}
+
+static rg_status scalar_fill(rg_array *a, const void *value)
+{
+    return scalar_launch(a, "scalar_fill", -1, value);
 }
 
 const rg_ops rg_ocl_ops = {

@@ -388,26 +388,6 @@ static void cache_store(const rg_ocl *ocl, const char *dir, cache_key key, cl_pr
 
 /* ---- programs and kernels of a context ---------------------------------- */
 
-/* Whether the device takes NVIDIA's compiler options (-cl-nv-verbose). */
-static bool nv_options(const rg_ocl *ocl)
-{
-    size_t size = 0;
-    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS ||
-        size == 0)
-        return false;
-    char *ext = malloc(size + 1);
-    if (!ext)
-        return false;
-    bool nv = false;
-    if (rg_cl.clGetDeviceInfo(ocl->device, CL_DEVICE_EXTENSIONS, size, ext, NULL) ==
-        CL_SUCCESS) {
-        ext[size] = '\0';
-        nv = strstr(ext, "cl_nv_compiler_options") != NULL;
-    }
-    free(ext);
-    return nv;
-}
-
 /* RAGGED_PROFILE=1: what a fresh build of FILE made, its log to stderr.
  * On NVIDIA's platform (built with -cl-nv-verbose) the log says how many
  * registers and how much local memory each kernel takes, which set how
@@ -434,7 +414,7 @@ static rg_status build_program(rg_context *ctx, rg_ocl *ocl, const char *file,
     /* The library's options, then RAGGED_OPENCL_BUILD_OPTIONS's, then
      * when profiling NVIDIA's -cl-nv-verbose (registers in the log). */
     const char *extra = ocl->build_options;
-    const char *verbose = ocl->profile && nv_options(ocl) ? " -cl-nv-verbose" : "";
+    const char *verbose = ocl->profile && ocl->nv_options ? " -cl-nv-verbose" : "";
     size_t n = strlen(options) + 1 + strlen(extra) + strlen(verbose) + 1;
     char *all = malloc(n);
     if (!all) {
