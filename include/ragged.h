@@ -218,7 +218,9 @@ RG_API rg_status rg_array_write(rg_array *array, size_t start, const void *src, 
 /* Copies elements [start, start + count) into dst[0 .. count). */
 RG_API rg_status rg_array_read(void *dst, const rg_array *array, size_t start, size_t count);
 
-/* Sets every element to *value, one element of the array's dtype. */
+/* Sets every element to *value, one element of the array's dtype.  On
+ * OpenCL GPUs this is a kernel of scalar.cl, so it may fail as kernels do
+ * (RG_ENOKERNEL, RG_EBUILD, RG_EDEVICE), leaving the array as it was. */
 RG_API rg_status rg_array_fill(rg_array *array, const void *value);
 /* Copies all of src into dst: same context, dtype and length; dst may not
  * be src (RG_EINVAL). */

@@ -35,12 +35,13 @@
  * argmin, argmax, count_nonzero, any, all: a value and an index per
  * accumulator) are built to use at most this many registers per
  * work-item, so that more work-groups share a compute unit.  On an H200
- * (2^27 float64, twenty-fifth 2026-11-27 session) min and argmax by merge
+ * (2^27 float64, twenty-sixth 2026-11-27 session) min and argmax by merge
  * path took 0.79x to 0.81x the time on every length distribution (argmax
  * on lengths 1 to 199999: 0.603 -> 0.473 ms); per segment within 2%, but
  * for lengths 1 to 199999 (1.69 -> 1.95 ms, where auto takes the merge
- * path).  Sums by merge path lost on long lengths (84% -> 77% of a copy),
- * so they are left alone. */
+ * path; there reduce_teams now spills 128 bytes per work-item, the merge
+ * path's kernels 28 to 36).  Sums by merge path lost on long lengths (84%
+ * -> 77% of a copy), so they are left alone. */
 #define INDEXED_NV_REGISTERS 32
 /* Merge-path steps per work-item per tile (VT of reduce.cl). */
 #define REDUCE_VT 8
