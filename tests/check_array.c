@@ -451,7 +451,11 @@ START_TEST(test_fill_no_kernel)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     test_setenv("RAGGED_KERNEL_PATH", dir);
     test_setenv("RAGGED_OPENCL_CPU_KERNELS", "0");
-    TEST_CONTEXT(ctx, TEST_BACKEND_OPENCL);
+    rg_context *ctx = test_context(TEST_BACKEND_OPENCL);
+    if (!ctx) { /* no OpenCL: skipped, the folder removed */
+        rmdir(dir);
+        return;
+    }
     rg_array *a = test_array_filled(ctx, RG_INT32, 1000, 5);
     rg_array *b = test_array_filled(ctx, RG_BOOL, 1000, 0);
     int32_t nine = 9;
