@@ -867,10 +867,14 @@ static void fuzz_nested(input *in)
         out = NULL;
     } else if (what == 1) {
         out = sentinel_array(take(in) & 1 ? RG_INT32 : RG_INT64, cnt[outer] + 1);
-        st = rg_nested_offsets(out, lv, nl, outer, inner);
+        /* Two levels by rg_offsets_compose now and then, which sees only
+         * those two: a break elsewhere is not its to find. */
+        int compose = inner == outer + 2 && (!bad || at == outer) && take(in) & 1;
+        st = compose ? rg_offsets_compose(out, levels[outer], levels[outer + 1])
+                     : rg_nested_offsets(out, lv, nl, outer, inner);
         if (!bad) {
             CHECK_OK(st);
-            expect_i64(out, comp, cnt[outer] + 1, "rg_nested_offsets");
+            expect_i64(out, comp, cnt[outer] + 1, compose ? "rg_offsets_compose" : "rg_nested_offsets");
         }
     } else if (what == 2) {
         int local = take(in) & 1;
@@ -924,7 +928,34 @@ static void fuzz_segd(input *in)
     size_t nw = take(in) % 9; /* 0 workers must fail */
     int by_elems = take(in) & 1;
     rg_segd *s = NULL;
-    CHECK_OK(rg_segd_from_lengths(&s, ctx, len, n));
+    /* From lengths, from offsets or from an offsets array; now and then from
+     * broken offsets first, which must fail and leave *out alone. */
+    unsigned from = take(in) % 3, c = take(in) % 8, where = take16(in);
+    if (from > 0 && c >= 1 && c <= 5) {
+        static int64_t broken[MAX_SEGS + 1];
+        memcpy(broken, off, (n + 1) * sizeof off[0]);
+        /* No content to end at: a last offset past it, or huge, is valid. */
+        int last = c == 3 || (c == 5 && where % (n + 1) == n);
+        if (!last && corrupt(broken, n, c, where)) {
+            rg_segd *none = (rg_segd *)&where;
+            rg_array *o = from == 2 ? offsets_array(RG_INT64, broken, n) : NULL;
+            rg_status st = from == 1 ? rg_segd_from_offsets(&none, ctx, broken, n + 1)
+                                     : rg_segd_from_array(&none, o);
+            rg_array_free(o);
+            expect_failed(st, "rg_segd from broken offsets");
+            if (none != (rg_segd *)&where)
+                fail("rg_segd from broken offsets wrote its output");
+        }
+    }
+    if (from == 0) {
+        CHECK_OK(rg_segd_from_lengths(&s, ctx, len, n));
+    } else if (from == 1) {
+        CHECK_OK(rg_segd_from_offsets(&s, ctx, off, n + 1));
+    } else {
+        rg_array *o = offsets_array(where & 1 ? RG_INT32 : RG_INT64, off, n);
+        CHECK_OK(rg_segd_from_array(&s, o));
+        rg_array_free(o);
+    }
     if (rg_segd_nsegs(s) != n || rg_segd_nelems(s) != off[n])
         fail("segd: %zu segments of %" PRId64 " elements", rg_segd_nsegs(s), rg_segd_nelems(s));
     for (size_t i = 0; i < n; i++)
@@ -1075,9 +1106,55 @@ static void fuzz_list(input *in)
     size_t es = rg_dtype_size(t);
     model m = {.n = 0};
     rg_list *l = NULL;
-    CHECK_OK(rg_list_create(&l, ctx, t, take(in) % 20));
     int64_t vals[40];
     unsigned char buf[40 * 8];
+    /* Empty, or made from items of one size, or of the sizes given. */
+    unsigned how = take(in) % 3;
+    size_t len0 = take(in) % 40, size0 = take(in) % 6, sizes0[40], n0 = 0;
+    for (size_t k = 0; k < len0; k++) {
+        vals[k] = (int64_t)(take(in) % 50);
+        value v = {vals[k], (uint64_t)vals[k], (double)vals[k]};
+        put(t, buf, k, v);
+    }
+    if (how == 0) {
+        CHECK_OK(rg_list_create(&l, ctx, t, take(in) % 20));
+    } else if (how == 1) {
+        rg_status st = rg_list_from_item_size(&l, ctx, t, buf, len0, size0);
+        if (size0 == 0 ? len0 != 0 : len0 % size0 != 0) {
+            expect_failed(st, "rg_list_from_item_size of a size that does not divide");
+            if (l != NULL)
+                fail("rg_list_from_item_size of a size that does not divide: *out written");
+            CHECK_OK(rg_list_create(&l, ctx, t, 0));
+        } else {
+            CHECK_OK(st);
+            for (size_t k = 0; size0 > 0 && k < len0 / size0; k++)
+                model_insert(&m, m.n, vals + k * size0, size0);
+        }
+    } else {
+        for (size_t left = len0; left > 0 || (n0 < 3 && take(in) & 1);) {
+            size_t sz = take(in) % 5;
+            sz = sz > left || n0 == 39 ? left : sz;
+            sizes0[n0++] = sz;
+            left -= sz;
+            if (n0 == 40)
+                break;
+        }
+        int wrong = n0 > 0 && take(in) % 4 == 0;
+        if (wrong)
+            sizes0[n0 - 1]++;
+        rg_status st = rg_list_from_sizes(&l, ctx, t, buf, len0, sizes0, n0);
+        if (wrong) {
+            expect_failed(st, "rg_list_from_sizes with sizes past the data");
+            if (l != NULL)
+                fail("rg_list_from_sizes with sizes past the data: *out written");
+            CHECK_OK(rg_list_create(&l, ctx, t, 0));
+        } else {
+            CHECK_OK(st);
+            for (size_t k = 0, pos = 0; k < n0; pos += sizes0[k++])
+                model_insert(&m, m.n, vals + pos, sizes0[k]);
+        }
+    }
+    model_check(&m, l, "list made");
     unsigned nops = 1 + take(in) % 24;
     for (unsigned opn = 0; opn < nops && in->n > 0; opn++) {
         unsigned op = take(in) % 9;
@@ -1140,6 +1217,13 @@ static void fuzz_list(input *in)
                 CHECK_OK(st);
                 if (got != m.len[at])
                     fail("rg_list_get(%td): length %zu, want %zu", idx, got, m.len[at]);
+                size_t vs = 0, vl = 0, before = 0;
+                for (ptrdiff_t i = 0; i < at; i++)
+                    before += m.len[i];
+                CHECK_OK(rg_list_item_view(&vs, &vl, l, idx));
+                if (vs != before || vl != m.len[at])
+                    fail("rg_list_item_view(%td): [%zu, +%zu), want [%zu, +%zu)", idx, vs, vl,
+                         before, m.len[at]);
                 for (size_t k = 0; k < got; k++) {
                     value v = get(t, dst, k);
                     int64_t g = is_float(t) ? (int64_t)v.f : is_unsigned(t) ? (int64_t)v.u : v.i;
