@@ -1099,6 +1099,29 @@ static size_t clamp(ptrdiff_t i, size_t n)
     return i < 0 ? 0 : (size_t)i > n ? n : (size_t)i;
 }
 
+/* len item values (0 .. 49) from the input: into vals for the model, into
+ * buf as elements of t for the list. */
+static void list_values(input *in, rg_dtype t, int64_t *vals, unsigned char *buf, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        vals[k] = (int64_t)(take(in) % 50);
+        value v = {vals[k], (uint64_t)vals[k], (double)vals[k]};
+        put(t, buf, k, v);
+    }
+}
+
+/* A list made from bad sizes must fail with *out (l) unwritten; an empty
+ * list goes on in its place. */
+static rg_list *list_not_made(rg_status st, const rg_list *l, rg_dtype t, const char *what)
+{
+    expect_failed(st, what);
+    if (l != NULL)
+        fail("%s: *out written", what);
+    rg_list *empty = NULL;
+    CHECK_OK(rg_list_create(&empty, ctx, t, 0));
+    return empty;
+}
+
 static void fuzz_list(input *in)
 {
     static const rg_dtype lt[] = {RG_INT8, RG_UINT8, RG_INT32, RG_INT64, RG_FLOAT64};
@@ -1111,43 +1134,32 @@ static void fuzz_list(input *in)
     /* Empty, or made from items of one size, or of the sizes given. */
     unsigned how = take(in) % 3;
     size_t len0 = take(in) % 40, size0 = take(in) % 6, sizes0[40], n0 = 0;
-    for (size_t k = 0; k < len0; k++) {
-        vals[k] = (int64_t)(take(in) % 50);
-        value v = {vals[k], (uint64_t)vals[k], (double)vals[k]};
-        put(t, buf, k, v);
-    }
+    list_values(in, t, vals, buf, len0);
     if (how == 0) {
         CHECK_OK(rg_list_create(&l, ctx, t, take(in) % 20));
     } else if (how == 1) {
         rg_status st = rg_list_from_item_size(&l, ctx, t, buf, len0, size0);
         if (size0 == 0 ? len0 != 0 : len0 % size0 != 0) {
-            expect_failed(st, "rg_list_from_item_size of a size that does not divide");
-            if (l != NULL)
-                fail("rg_list_from_item_size of a size that does not divide: *out written");
-            CHECK_OK(rg_list_create(&l, ctx, t, 0));
+            l = list_not_made(st, l, t, "rg_list_from_item_size of a size that does not divide");
         } else {
             CHECK_OK(st);
             for (size_t k = 0; size0 > 0 && k < len0 / size0; k++)
                 model_insert(&m, m.n, vals + k * size0, size0);
         }
     } else {
+        /* Item 40 takes what is left; up to 3 empty items may follow. */
         for (size_t left = len0; left > 0 || (n0 < 3 && take(in) & 1);) {
             size_t sz = take(in) % 5;
             sz = sz > left || n0 == 39 ? left : sz;
             sizes0[n0++] = sz;
             left -= sz;
-            if (n0 == 40)
-                break;
         }
         int wrong = n0 > 0 && take(in) % 4 == 0;
         if (wrong)
             sizes0[n0 - 1]++;
         rg_status st = rg_list_from_sizes(&l, ctx, t, buf, len0, sizes0, n0);
         if (wrong) {
-            expect_failed(st, "rg_list_from_sizes with sizes past the data");
-            if (l != NULL)
-                fail("rg_list_from_sizes with sizes past the data: *out written");
-            CHECK_OK(rg_list_create(&l, ctx, t, 0));
+            l = list_not_made(st, l, t, "rg_list_from_sizes with sizes past the data");
         } else {
             CHECK_OK(st);
             for (size_t k = 0, pos = 0; k < n0; pos += sizes0[k++])
@@ -1160,11 +1172,7 @@ static void fuzz_list(input *in)
         unsigned op = take(in) % 9;
         size_t len = take(in) % 40;
         ptrdiff_t idx = (ptrdiff_t)(take(in) % 80) - 40;
-        for (size_t k = 0; k < len; k++) {
-            vals[k] = (int64_t)(take(in) % 50);
-            value v = {vals[k], (uint64_t)vals[k], (double)vals[k]};
-            put(t, buf, k, v);
-        }
+        list_values(in, t, vals, buf, len);
         ptrdiff_t n = (ptrdiff_t)m.n;
         ptrdiff_t at = idx < 0 ? idx + n : idx; /* the item an index names */
         int in_range = at >= 0 && at < n;
