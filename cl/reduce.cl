@@ -9,6 +9,8 @@
  * them, -DTEAM and -DTEAM_MIN (0: none), the work-items per segment of
  * reduce_teams and the length from which segments are its, -DPIECE (0:
  * none) the length from which reduce_pieces cuts a segment of theirs,
+ * -DWARP (0 or TEAM) and -DWARP_PTX, whether teams combine by warp
+ * shuffles and whether by PTX (team_combine),
  * -DNEED_FP64 when double is used, and
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
@@ -292,17 +294,73 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
 #error "PIECE: 0 or at least TEAM_MIN"
 #endif
 
-/* Combines a team's lanes, part[lid - lane .. lid - lane + TEAM - 1], as j
- * with j + TEAM / 2, then j + TEAM / 4, ..., j + 1: the result lands in
- * lane 0's.  Every work-item of the group must call it (the barriers). */
-void team_tree(local acc_t *part, uint lid, uint lane, int op)
+/* Combines a team's lanes' a as j with j + TEAM / 2, then j + TEAM / 4,
+ * ..., j + 1, and returns the result in lane 0 (the others get partials,
+ * never read).  Every work-item of the group must call it.
+ *
+ * WARP = TEAM (the host sets it for sums and products on NVIDIA, where a
+ * team is one warp): shuffles move the partials, with no local memory and
+ * no barriers (a sum of segments of mean 100 went from 64% to 71% of a
+ * copy, H200).  The loop has no branch on data, because shfl.sync needs
+ * every lane of the warp at the same instruction and the compiler need
+ * not know that inline asm must not be moved into a branch: every lane
+ * combines, and lanes >= d get partials no lane reads later.  Same order
+ * of combination as the tree, so the same results bit for bit.  On NVIDIA
+ * (WARP_PTX) by inline PTX, as its OpenCL has no subgroups; elsewhere
+ * emulated through part and barriers, so the tests run this path on CPUs.
+ * The extremes and counts keep the tree: with shuffles in the merge
+ * path's scans as well, count_nonzero of int64 went wrong on the H200 and
+ * the extremes got slower (twenty-ninth session). */
+#if WARP > 0 && WARP != TEAM
+#error "WARP: 0 or TEAM"
+#endif
+#if WARP > 0 && WARP_PTX
+uint shfl_down_word(uint v, uint d)
 {
+    uint r;
+    asm volatile("shfl.sync.down.b32 %0, %1, %2, 31, 0xffffffff;" : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+
+/* Lane lane + d's a (lane's own a where that is past the warp). */
+acc_t warp_down(acc_t a, uint d, local acc_t *part, uint lid, uint lane)
+{
+    union {
+        acc_t a;
+        uint w[sizeof(acc_t) / 4];
+    } u;
+    typedef char whole_words[sizeof(acc_t) % 4 == 0 ? 1 : -1];
+    u.a = a;
+    for (uint i = 0; i < sizeof(acc_t) / 4; i++)
+        u.w[i] = shfl_down_word(u.w[i], d);
+    return u.a;
+}
+#elif WARP > 0
+acc_t warp_down(acc_t a, uint d, local acc_t *part, uint lid, uint lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE); /* the last round's reads are done */
+    part[lid] = a;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return lane + d < WARP ? part[lid + d] : a;
+}
+#endif
+
+acc_t team_combine(acc_t a, local acc_t *part, uint lid, uint lane, int op)
+{
+#if WARP > 0
+    for (uint d = TEAM / 2; d > 0; d >>= 1)
+        a = combine(a, warp_down(a, d, part, lid, lane), op);
+    return a;
+#else
+    part[lid] = a;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint d = TEAM / 2; d > 0; d >>= 1) {
         if (lane < d)
             part[lid] = combine(part[lid], part[lid + d], op);
         barrier(CLK_LOCAL_MEM_FENCE); /* also: part[lid + 1] is read before it is rewritten */
     }
+    return part[lid];
+#endif
 }
 
 #if PIECE > 0
@@ -344,17 +402,16 @@ kernel void reduce_pieces(global const T *x, global const int *o32, global const
             hi = end - start >= PIECE ? min(end, lo + PIECE) : lo;
         }
         acc_t a = fold_run(x, lo + lane, hi, TEAM, op, ident(op));
-        part[lid] = a;
-        team_tree(part, lid, lane, op);
+        a = team_combine(a, part, lid, lane, op);
         if (hi > lo && lane == 0)
-            partial[p] = part[lid];
+            partial[p] = a;
     }
 }
 #endif
 
 /* Segments of TEAM_MIN elements or more (the others are reduce_segments'),
  * TEAM work-items each: lane j folds elements j, j + TEAM, ... of the
- * segment, so that a team's loads are coalesced, and team_tree combines
+ * segment, so that a team's loads are coalesced, and team_combine combines
  * the lanes.  One work-item per segment read its elements alone, 8 bytes
  * at a time from its own stretch of memory: 61% of a copy's speed on an
  * H100 for segments of 1 to 199 elements.  With PIECE > 0, a segment of
@@ -404,10 +461,9 @@ kernel void reduce_teams(global const T *x, global const int *o32, global const 
                 for (long p = stop / PIECE + lane; p <= (end - 1) / PIECE; p += TEAM)
                     a = combine(a, partial[p], op);
 #endif
-            part[lid] = a;
-            team_tree(part, lid, lane, op);
+            a = team_combine(a, part, lid, lane, op);
             if (j < n && lane == 0)
-                store(out, seg, part[lid], start, end, op);
+                store(out, seg, a, start, end, op);
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* found and list are read before the next block */
     }

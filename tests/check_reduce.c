@@ -348,10 +348,15 @@ END_TEST
 /* Per-segment sums and products around the 64 elements from which GPUs
  * (and PoCL with RAGGED_OPENCL_CPU_KERNELS=0) hand a segment to a team of
  * 32 work-items: edge cases and lengths 63, 64, 65, ..., both offset
- * types, integer (wrapping) and float dtypes. */
+ * types, integer (wrapping) and float dtypes.  The teams combine by warp
+ * shuffles there (emulated on PoCL); the last loop index builds them with
+ * WARP=0, the tree of local memory that GPUs other than NVIDIA's run. */
 START_TEST(test_reduce_teams)
 {
-    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    int tree = _i == TEST_NBACKENDS_GPU_KERNELS;
+    if (tree)
+        test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", "-DWARP=0");
+    TEST_CONTEXT(ctx, test_backend_plain(tree ? _i - 1 : _i));
     static const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
     static const rg_dtype types[4] = {RG_INT32, RG_UINT64, RG_FLOAT32, RG_FLOAT64};
     static const length_case cases[] = {
@@ -1416,7 +1421,7 @@ Suite *reduce_suite(void)
 
     tc = test_tcase("small");
     tcase_add_loop_test(tc, test_reduce_small, 0, TEST_NBACKENDS * N_POLICIES);
-    tcase_add_loop_test(tc, test_reduce_teams, 0, TEST_NBACKENDS_GPU_KERNELS);
+    tcase_add_loop_test(tc, test_reduce_teams, 0, TEST_NBACKENDS_GPU_KERNELS + 1);
     tcase_add_loop_test(tc, test_reduce_pieces, 0, TEST_NBACKENDS_GPU_KERNELS);
     suite_add_tcase(s, tc);
 

@@ -43,6 +43,8 @@
  * path's kernels 28 to 36).  Sums by merge path lost on long lengths (84%
  * -> 77% of a copy), so they are left alone. */
 #define INDEXED_NV_REGISTERS 32
+/* A warp of NVIDIA's GPUs (TEAM: a team is one warp), reduce.cl's WARP. */
+#define WARP 32
 /* Merge-path steps per work-item per tile (VT of reduce.cl). */
 #define REDUCE_VT 8
 /* A tile's staged ends and elements, with reduce.cl's pad word after every 16. */
@@ -286,12 +288,23 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
     char registers[48] = "";
     if (ocl->nv_options && job.cls == CLASS_INDEXED)
         snprintf(registers, sizeof registers, " -cl-nv-maxrregcount=%d", INDEXED_NV_REGISTERS);
+    /* Teams of sums and products combine by warp shuffles (WARP of
+     * reduce.cl): by PTX on NVIDIA, emulated where the GPUs' kernels run
+     * on a CPU device (the tests), not on other GPUs.  reduce.cl says why
+     * not the other ops. */
+    int warp = 0, warp_ptx = 0;
+    if (job.teams && job.cls == CLASS_ARITH &&
+        (ocl->nv_options || ctx->device_kind == RG_DEVICE_CPU)) {
+        warp = WARP;
+        warp_ptx = ocl->nv_options;
+    }
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
-             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d%s%s",
+             "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d "
+             "-DWARP=%d -DWARP_PTX=%d%s%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
              lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? (int)job.team_min : 0,
-             job.teams ? PIECE : 0,
+             job.teams ? PIECE : 0, warp, warp_ptx,
              fp64 ? " -DNEED_FP64" : "", registers);
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
