@@ -300,7 +300,7 @@ kernel void reduce_segments(global const T *x, global const int *o32, global con
  *
  * WARP = TEAM (the host sets it for sums and products on NVIDIA, where a
  * team is one warp): shuffles move the partials, with no local memory and
- * no barriers (a sum of segments of mean 100 went from 64% to 71% of a
+ * no barriers (a sum of segments of mean 100 went from 64% to 73% of a
  * copy, H200).  The loop has no branch on data, because shfl.sync needs
  * every lane of the warp at the same instruction and the compiler need
  * not know that inline asm must not be moved into a branch: every lane
@@ -632,9 +632,10 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
          * stored: loops storing each load as it came waited for them one
          * by one.  ns, nk <= tile = VT * group.  Sums by merge path, H200:
          * power-law lengths 0.81 -> 0.75 ms, long 0.30 -> 0.29, short,
-         * medium and half-empty 1.08x to 1.09x faster.  Not for the other class: min by merge path got
-         * 1.07x to 1.15x slower (registers capped at 32 spill), as did the
-         * parents tiles with their ends loaded so (twenty-ninth session). */
+         * medium and half-empty 1.08x to 1.09x faster.  Not for the other
+         * class: min by merge path got 1.07x to 1.15x slower (its
+         * registers are capped at 32), and the parents tiles with their
+         * ends loaded so 1.02x to 1.17x (twenty-ninth session). */
         long ev[VT];
         for (uint i = 0; i < VT; i++) {
             uint j = i * group + lid;
