@@ -1,7 +1,9 @@
-/* parents.cl — for every element its segment id, local index or segment start, by four strategies. */
+/* parents.cl — for every element its segment id, local index or segment start, by four strategies
+ * (per segment: two kernels, one for CPUs and one for GPUs with short segments). */
 
 /* Build options: -DOFF_T=int|long (offsets), -DOUT_T=int|long (output),
- * -DVT=merge-path steps per work-item per tile.
+ * -DVT=merge-path steps per work-item per tile, -DPIECE=the length from
+ * which seg_pieces shares a segment's writes across work-groups.
  * `kind` is a run-time argument rather than a build option so that one
  * program serves parents, local index and starts (fewer cold builds).
  * Offsets are valid here (the host checked them): o[0] = 0, never
@@ -19,20 +21,28 @@ void emit(global OUT_T *out, ulong k, ulong seg, long start, int kind)
     out[k] = (OUT_T)v;
 }
 
-/* One work-item per element: the largest i < nsegs with o[i] <= k. */
+/* The segment holding element k (< nelems): the largest s < nsegs with
+ * o[s] <= k, so never an empty one. */
+ulong segment_of(global const OFF_T *o, ulong nsegs, long k)
+{
+    ulong lo = 0, hi = nsegs; /* o[lo] <= k < o[hi] */
+    while (hi - lo > 1) {
+        ulong mid = lo + (hi - lo) / 2;
+        if ((long)o[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One work-item per element. */
 kernel void seg_bsearch(global const OFF_T *o, ulong nsegs, ulong nelems, int kind,
                         global OUT_T *out)
 {
     for (ulong k = get_global_id(0); k < nelems; k += get_global_size(0)) {
-        ulong lo = 0, hi = nsegs; /* o[lo] <= k < o[hi] */
-        while (hi - lo > 1) {
-            ulong mid = lo + (hi - lo) / 2;
-            if ((long)o[mid] <= (long)k)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        emit(out, k, lo, o[lo], kind);
+        ulong seg = segment_of(o, nsegs, (long)k);
+        emit(out, k, seg, o[seg], kind);
     }
 }
 
@@ -43,6 +53,84 @@ kernel void seg_per_segment(global const OFF_T *o, ulong nsegs, int kind, global
         long start = o[i], end = o[i + 1];
         for (long k = start; k < end; k++)
             emit(out, (ulong)k, i, start, kind);
+    }
+}
+
+/* Per segment on GPUs.  A work-group takes `group` consecutive segments at
+ * a time, a block.  Where the block's elements fit in segof (cap of them),
+ * each work-item marks its segment's elements there with the segment's
+ * number in the block, then the group writes the block's elements from
+ * there, neighbouring work-items storing neighbouring elements: in
+ * seg_per_segment each work-item stores its own stretch, so a warp's store
+ * spreads over up to 32 stretches.  No search and no second pass, as the
+ * merge path needs.  A block too big for segof: segments of up to ALONE
+ * elements are written by their own work-item, longer ones by the whole
+ * group one after another, each only up to its first multiple of PIECE
+ * (seg_pieces writes the rest, across work-groups: one segment would
+ * otherwise hold one group for all of its length). */
+#define ALONE 32
+kernel void seg_staged(global const OFF_T *o, ulong nsegs, int kind, global OUT_T *out,
+                       uint cap, local ushort *segof, local long *sstart, local uint *list)
+{
+    local uint nlong;
+    uint lid = get_local_id(0), group = get_local_size(0);
+    for (ulong b0 = get_group_id(0) * (ulong)group; b0 < nsegs;
+         b0 += get_num_groups(0) * (ulong)group) {
+        ulong s = b0 + lid, last = min(b0 + group, nsegs);
+        long base = o[b0], top = o[last];
+        long start = s < last ? (long)o[s] : top, end = s < last ? (long)o[s + 1] : top;
+        bool staged = top - base <= (long)cap; /* the same for the whole group */
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block is done with local memory */
+        sstart[lid] = start;
+        if (lid == 0)
+            nlong = 0;
+        if (staged) {
+            for (long k = start; k < end; k++)
+                segof[k - base] = (ushort)lid;
+        } else if (end - start <= ALONE) {
+            for (long k = start; k < end; k++)
+                emit(out, (ulong)k, s, start, kind);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (staged) {
+            uint n = (uint)(top - base);
+            for (uint j = lid; j < n; j += group) {
+                uint sj = segof[j];
+                emit(out, (ulong)base + j, b0 + sj, sstart[sj], kind);
+            }
+            continue;
+        }
+        if (end - start > ALONE)
+            list[atomic_inc(&nlong)] = lid; /* in any order: each is written whole */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint i = 0; i < nlong; i++) {
+            uint sj = list[i];
+            long first = sstart[sj], stop = sj + 1 < group ? sstart[sj + 1] : top;
+            if (stop - first >= PIECE)
+                stop = min(stop, (first + PIECE - 1) / PIECE * PIECE);
+            for (long k = first + lid; k < stop; k += group)
+                emit(out, (ulong)k, b0 + sj, first, kind);
+        }
+    }
+}
+
+/* Segments of PIECE elements or more from their first multiple of PIECE
+ * on (seg_staged writes the part before): a work-group per piece of PIECE
+ * elements at a time writes the piece's part of the segment holding its
+ * first element, if that segment is long. */
+kernel void seg_pieces(global const OFF_T *o, ulong nsegs, ulong nelems, int kind,
+                       global OUT_T *out)
+{
+    ulong npieces = (nelems + PIECE - 1) / PIECE;
+    for (ulong p = get_group_id(0); p < npieces; p += get_num_groups(0)) {
+        long lo = (long)(p * PIECE);
+        ulong seg = segment_of(o, nsegs, lo);
+        long start = o[seg], end = o[seg + 1];
+        if (end - start < PIECE)
+            continue;
+        long stop = min(end, lo + PIECE);
+        for (long k = lo + (long)get_local_id(0); k < stop; k += (long)get_local_size(0))
+            emit(out, (ulong)k, seg, start, kind);
     }
 }
 

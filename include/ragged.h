@@ -279,7 +279,9 @@ RG_API rg_status rg_offsets_from_lengths(rg_array *offsets, const rg_array *leng
 typedef enum rg_strategy {
     RG_STRATEGY_AUTO = 0,   /* picked by rg_strategy_choose */
     RG_STRATEGY_BSEARCH,    /* binary search over offsets per element */
-    RG_STRATEGY_PER_SEGMENT,/* one work-item (or loop iteration) per segment */
+    RG_STRATEGY_PER_SEGMENT,/* one work-item (or loop iteration) per segment; on a
+                               GPU, segments of 2 to 32 elements (known from the
+                               offsets' check) staged in local memory per 256 */
     RG_STRATEGY_FLOOD,      /* scatter segment ids at their starts, then max-scan */
     RG_STRATEGY_MERGE_PATH  /* load-balanced search: equal shares of elements + segments */
 } rg_strategy;

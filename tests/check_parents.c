@@ -122,6 +122,14 @@ START_TEST(test_elem_small)
         free(len);
     }
 
+    /* Blocks of 256 segments (the GPUs' per-segment kernel) holding more
+     * elements than 32 per segment: segments of up to 32 elements, some
+     * empty, between longer ones. */
+    int64_t mix[600];
+    for (int i = 0; i < 600; i++)
+        mix[i] = i % 5 == 0 ? 100 + i % 37 : i % 33;
+    check_lengths_all_dtypes(ctx, mix, 600, strategy, "blocks past 32 per segment");
+
     /* Leading and trailing empty segments around data. */
     const int64_t edges[9] = {0, 0, 0, 3, 0, 1, 0, 0, 0};
     check_lengths_all_dtypes(ctx, edges, 9, strategy, "empty edges");

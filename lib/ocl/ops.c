@@ -27,6 +27,13 @@
  * memory. */
 #define MERGE_PER_ITEM 8
 #define MERGE_GROUP 256
+/* Per segment on GPUs (parents.cl's seg_staged): blocks of MERGE_GROUP
+ * segments whose elements fit STAGED_PER_ITEM per work-item (16 KiB of
+ * local memory) go through local memory; from STAGED_PIECE elements a
+ * segment's writes are shared across work-groups (seg_pieces).  Segments
+ * of one element keep seg_per_segment, whose stores already coalesce. */
+#define STAGED_PER_ITEM 32
+#define STAGED_PIECE 65536
 
 enum { SCAN_ADD = 1, SCAN_MAX = 2 }; /* SCAN_OP of scan.cl */
 
@@ -712,6 +719,7 @@ typedef struct seg_job {
     cl_mem o, out;
     cl_ulong nsegs, nelems;
     cl_int kind;
+    int64_t longest; /* the longest segment, or -1 when not known */
     char options[64];
 } seg_job;
 
@@ -733,8 +741,47 @@ static rg_status by_bsearch(seg_job *job)
                                        k.group, args, NARGS(args));
 }
 
+/* Per segment on a GPU, unless every segment is known to have at most one
+ * element: seg_staged, then seg_pieces where a segment may be long. */
+static rg_status by_segment_staged(seg_job *job)
+{
+    rg_ocl_kernel k, pieces_k = {0}; /* pieces_k: only where needed */
+    bool cut = job->longest < 0 || job->longest >= STAGED_PIECE;
+    rg_status st = seg_kernel(job, "seg_staged", &k);
+    if (st == RG_OK && cut)
+        st = seg_kernel(job, "seg_pieces", &pieces_k);
+    if (st != RG_OK)
+        return st;
+    size_t group = k.group < MERGE_GROUP ? k.group : MERGE_GROUP;
+    size_t blocks = job->nsegs / group + (job->nsegs % group != 0);
+    size_t per_item = job->longest >= 0 && job->longest < STAGED_PER_ITEM ? (size_t)job->longest
+                                                                          : STAGED_PER_ITEM;
+    cl_uint cap = (cl_uint)(group * per_item); /* under STAGED_PIECE: no staged block holds a cut */
+    kernel_arg args[] = {ARG(job->o),
+                         ARG(job->nsegs),
+                         ARG(job->kind),
+                         ARG(job->out),
+                         ARG(cap),
+                         LOCAL_ARG(cap * sizeof(cl_ushort)),
+                         LOCAL_ARG(group * sizeof(cl_long)),
+                         LOCAL_ARG(group * sizeof(cl_uint))};
+    kernel_arg pieces_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(job->kind),
+                                ARG(job->out)};
+    size_t npieces = job->nelems / STAGED_PIECE + (job->nelems % STAGED_PIECE != 0);
+    st = rg_ocl_launch(job->ctx, &k, rg_ocl_stride_groups(job->ctx, blocks, 1, MAX_STRIDE_GROUPS),
+                       group, args, NARGS(args));
+    if (st == RG_OK && cut)
+        st = rg_ocl_launch(job->ctx, &pieces_k,
+                           rg_ocl_stride_groups(job->ctx, npieces, 1, MAX_STRIDE_GROUPS),
+                           pieces_k.group, pieces_args, NARGS(pieces_args));
+    return st;
+}
+
 static rg_status by_segment(seg_job *job)
 {
+    rg_ocl *ocl = job->ctx->impl;
+    if (!ocl->cpu_kernels && job->longest != 0 && job->longest != 1)
+        return by_segment_staged(job);
     rg_ocl_kernel k;
     rg_status st = seg_kernel(job, "seg_per_segment", &k);
     kernel_arg args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->kind), ARG(job->out)};
@@ -823,10 +870,11 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
     rg_ocl_begin(out->ctx);
     if (out->length == 0)
         return RG_OK; /* no elements, nothing to write (and no buffer to write to) */
-    seg_job job = {out->ctx, rg_ocl_mem_in(offsets), rg_ocl_mem_of(out), offsets->length - 1, out->length,
-                   (cl_int)kind, ""};
-    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s -DVT=%d",
-             cl_type(offsets->dtype), cl_type(out->dtype), MERGE_PER_ITEM);
+    seg_job job = {out->ctx,    rg_ocl_mem_in(offsets), rg_ocl_mem_of(out),
+                   offsets->length - 1, out->length, (cl_int)kind,
+                   offsets->offsets_ok ? offsets->offsets_longest : -1, ""};
+    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s -DVT=%d -DPIECE=%d",
+             cl_type(offsets->dtype), cl_type(out->dtype), MERGE_PER_ITEM, STAGED_PIECE);
     switch (strategy) {
     case RG_STRATEGY_BSEARCH: return by_bsearch(&job);
     case RG_STRATEGY_PER_SEGMENT: return by_segment(&job);
