@@ -364,12 +364,22 @@ START_TEST(test_reduce_teams)
         {DIST_EMPTY, 300, 0, "all empty"},   {DIST_HUGE, 7, 5000, "one huge"},
         {DIST_POWER_LAW, 300, 2000, "power law"},
     };
-    for (size_t c = 0; c <= sizeof cases / sizeof *cases; c++) {
+    for (size_t c = 0; c <= sizeof cases / sizeof *cases + 1; c++) {
         size_t nsegs;
         int64_t *len;
         if (c < sizeof cases / sizeof *cases) {
             nsegs = cases[c].nsegs;
             len = test_gen_lengths(cases[c].dist, nsegs, cases[c].scale, 31 + c);
+        } else if (c == sizeof cases / sizeof *cases) {
+            /* Blocks of 256 segments whose elements fit reduce_blocks' local
+             * memory (8 per work-item: short segments, some of 64 to 200),
+             * then blocks that do not (every third segment 100 long). */
+            nsegs = 1300;
+            len = malloc(nsegs * sizeof *len);
+            ck_assert_ptr_nonnull(len);
+            for (size_t i = 0; i < nsegs; i++)
+                len[i] = i < 700 ? (i % 50 == 0 ? 64 + (int64_t)(i % 137) : (int64_t)(i % 9))
+                                 : (i % 3 == 0 ? 100 : 5);
         } else { /* 0, 1, 62, 63, 64, 65, 66, 95, 96, 97, 127, 128, 129, 1000 in turn */
             static const int64_t around[] = {0,  1,  62,  63,  64,  65,  66,
                                              95, 96, 97, 127, 128, 129, 1000};
@@ -379,7 +389,9 @@ START_TEST(test_reduce_teams)
             for (size_t i = 0; i < nsegs; i++)
                 len[i] = around[i % (sizeof around / sizeof *around)];
         }
-        const char *what = c < sizeof cases / sizeof *cases ? cases[c].what : "around 64";
+        const char *what = c < sizeof cases / sizeof *cases    ? cases[c].what
+                           : c == sizeof cases / sizeof *cases ? "staged blocks"
+                                                               : "around 64";
         for (int d = 0; d < 4; d++)
             check_ops_on(ctx, types[d], (d + (int)c) % 2 ? RG_INT32 : RG_INT64, len, nsegs, ops,
                          2, RG_REDUCE_POLICY_PER_SEGMENT, 0, 60 + c, what);

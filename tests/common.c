@@ -45,6 +45,11 @@ rg_context *test_context(int backend_index)
 {
     rg_context *ctx = NULL;
     rg_backend want = test_backend(backend_index);
+    const char *skip = getenv("RAGGED_TEST_SKIP_OPENMP");
+    if (want == RG_BACKEND_OPENMP && skip != NULL && strcmp(skip, "1") == 0) {
+        fprintf(stderr, "skipped: RAGGED_TEST_SKIP_OPENMP=1\n");
+        return NULL;
+    }
     rg_status st = rg_context_create(&ctx, want);
 
     if (st == RG_ENODEVICE && want == RG_BACKEND_OPENCL && !test_opencl_required()) {

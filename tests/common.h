@@ -40,7 +40,10 @@ int test_opencl_required(void);
 /* A context on the backend of a loop index, created inside the (forked) test.
  * Returns NULL when OpenCL has no device: the caller returns at once (a
  * "skipped" line went to stderr), unless RAGGED_TEST_REQUIRE_OPENCL=1, which
- * fails the test instead.  Any other failure fails the test. */
+ * fails the test instead.  Also NULL, skipping, for OpenMP when
+ * RAGGED_TEST_SKIP_OPENMP=1 (a run that checks only OpenCL, after one that
+ * checked OpenMP: .ci/run's sanitizer step).  Any other failure fails the
+ * test. */
 rg_context *test_context(int backend_index);
 
 /* Declares ctx for loop index i, or returns from the test when skipped. */
