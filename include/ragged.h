@@ -280,8 +280,8 @@ typedef enum rg_strategy {
     RG_STRATEGY_AUTO = 0,   /* picked by rg_strategy_choose */
     RG_STRATEGY_BSEARCH,    /* binary search over offsets per element */
     RG_STRATEGY_PER_SEGMENT,/* one work-item (or loop iteration) per segment; on a
-                               GPU, segments of 2 to 32 elements (known from the
-                               offsets' check) staged in local memory per 256 */
+                               GPU, work-groups of blocks of 256 segments, staged
+                               in local memory where they fit */
     RG_STRATEGY_FLOOD,      /* scatter segment ids at their starts, then max-scan */
     RG_STRATEGY_MERGE_PATH  /* load-balanced search: equal shares of elements + segments */
 } rg_strategy;
