@@ -72,8 +72,8 @@ kernel void seg_per_segment(global const OFF_T *o, ulong nsegs, int kind, global
 kernel void seg_staged(global const OFF_T *o, ulong nsegs, int kind, global OUT_T *out,
                        uint cap, local ushort *segof, local long *sstart, local uint *list)
 {
-    local uint nlong;
     uint lid = get_local_id(0), group = get_local_size(0);
+    local uint *nlong = list + group; /* list holds group + 1 */
     for (ulong b0 = get_group_id(0) * (ulong)group; b0 < nsegs;
          b0 += get_num_groups(0) * (ulong)group) {
         ulong s = b0 + lid, last = min(b0 + group, nsegs);
@@ -83,7 +83,7 @@ kernel void seg_staged(global const OFF_T *o, ulong nsegs, int kind, global OUT_
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block is done with local memory */
         sstart[lid] = start;
         if (lid == 0)
-            nlong = 0;
+            *nlong = 0;
         if (staged) {
             for (long k = start; k < end; k++)
                 segof[k - base] = (ushort)lid;
@@ -101,9 +101,10 @@ kernel void seg_staged(global const OFF_T *o, ulong nsegs, int kind, global OUT_
             continue;
         }
         if (end - start > ALONE)
-            list[atomic_inc(&nlong)] = lid; /* in any order: each is written whole */
+            list[atomic_inc(nlong)] = lid; /* in any order: each is written whole */
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint i = 0; i < nlong; i++) {
+        uint m = *nlong;
+        for (uint i = 0; i < m; i++) {
             uint sj = list[i];
             long first = sstart[sj], stop = sj + 1 < group ? sstart[sj + 1] : top;
             if (stop - first >= PIECE)

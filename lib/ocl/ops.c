@@ -764,7 +764,7 @@ static rg_status by_segment_staged(seg_job *job)
                          ARG(cap),
                          LOCAL_ARG(cap * sizeof(cl_ushort)),
                          LOCAL_ARG(group * sizeof(cl_long)),
-                         LOCAL_ARG(group * sizeof(cl_uint))};
+                         LOCAL_ARG((group + 1) * sizeof(cl_uint))};
     kernel_arg pieces_args[] = {ARG(job->o), ARG(job->nsegs), ARG(job->nelems), ARG(job->kind),
                                 ARG(job->out)};
     size_t npieces = job->nelems / STAGED_PIECE + (job->nelems % STAGED_PIECE != 0);

@@ -37,6 +37,7 @@ extern size_t emu_lsize, emu_ngroups;
 #define max(a, b) ({ __typeof__(a) a_ = (a); __typeof__(b) b_ = (b); a_ > b_ ? a_ : b_; })
 #define popcount(x) ((uint)__builtin_popcount(x))
 #define clz(x) ((uint)__builtin_clz(x))
+#define atomic_inc(p) __atomic_fetch_add((p), 1u, __ATOMIC_RELAXED)
 
 /* Every work-item of the group waits here; a work-item at another barrier
  * (by line) than work-item 0 counts as an error (a divergent barrier). */
