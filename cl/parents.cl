@@ -1,5 +1,5 @@
 /* parents.cl — for every element its segment id, local index or segment start, by four strategies
- * (per segment: two kernels, one for CPUs and one for GPUs with short segments). */
+ * (per segment: one work-item per segment on CPUs, blocks of segments on GPUs). */
 
 /* Build options: -DOFF_T=int|long (offsets), -DOUT_T=int|long (output),
  * -DVT=merge-path steps per work-item per tile, -DPIECE=the length from
