@@ -428,18 +428,20 @@ kernel void reduce_teams(global const T *x, global const int *o32, global const 
                          global const acc_t *partial, uint block, local acc_t *part,
                          local uint *list)
 {
-    local uint found;
     uint lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
+    /* list holds the group's size + 1: the count in the last slot (not a
+     * kernel-scope local, which tests/clrace could not share). */
+    local uint *found = list + get_local_size(0);
     for (ulong b0 = get_group_id(0) * (ulong)block; b0 < nsegs;
          b0 += get_num_groups(0) * (ulong)block) {
         if (lid == 0)
-            found = 0;
+            *found = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         ulong s = b0 + lid;
         if (lid < block && s < nsegs && OFF(s + 1) - OFF(s) >= TEAM_MIN)
-            list[atomic_inc(&found)] = lid;
+            list[atomic_inc(found)] = lid;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint n = found;
+        uint n = *found;
         for (uint j0 = 0; j0 < n; j0 += teams) {
             uint j = j0 + lid / TEAM;
             ulong seg = 0;

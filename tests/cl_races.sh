@@ -1,8 +1,9 @@
 #!/bin/sh
 # cl_races.sh — runs the tiled kernels of cl/ (the merge paths of
-# segment_nonzero, parents and the reductions, parents per segment on
-# GPUs, the scan, and nonzero's count and write) as C, one thread per work-item, under ThreadSanitizer,
-# in groups of several sizes, and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
+# segment_nonzero, parents and the reductions, parents and the reductions
+# per segment on GPUs, the scan, and nonzero's count and write) as C, one
+# thread per work-item, under ThreadSanitizer, in groups of several sizes,
+# and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
 # which runs a group's work-items one after another in order, so a race
 # between them shows only on a GPU; here ThreadSanitizer reports it.
 # Skipped (77) where the compiler or the system cannot run ThreadSanitizer.

@@ -165,7 +165,7 @@ static rg_status by_segment(const reduce_job *job)
                                    ARG(job->wide),  ARG(job->nsegs), ARG(job->op),
                                    ARG(job->out),   ARG(partial),  ARG(block32),
                                    LOCAL_ARG(teams_k.group * ACC_BYTES(job->cls)),
-                                   LOCAL_ARG(teams_k.group * sizeof(cl_uint))};
+                                   LOCAL_ARG((teams_k.group + 1) * sizeof(cl_uint))};
         st = rg_ocl_launch(job->ctx, &teams_k,
                            rg_ocl_stride_groups(job->ctx, job->nsegs, block, MAX_SEGMENT_GROUPS),
                            teams_k.group, teams_args, NARGS(teams_args));
