@@ -12,6 +12,8 @@
 # $FUZZ_WORK/<run>-crash-* (FUZZ_WORK: a new temporary folder, kept then).
 # Replay one with: $FUZZ_WORK/fuzz_ragged FILE.  FUZZ_CACHE: the OpenCL
 # kernel cache to use (say, tests/cache after make check: no cold builds).
+# FUZZ_SEED: libFuzzer's seed (default 1, as CI runs it; another seed
+# explores other inputs in the same time).
 # Needs clang with libFuzzer, libomp-dev and autotools; the tests' packages.
 set -eu
 secs=${1:-120}
@@ -46,7 +48,7 @@ fuzz() { # name, then environment assignments
     shift
     echo "== fuzz: $name, $secs s"
     rc=0
-    env "$@" "$work/fuzz_ragged" -max_total_time="$secs" -seed=1 -max_len=4096 -timeout=120 \
+    env "$@" "$work/fuzz_ragged" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len=4096 -timeout=120 \
         -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/$name-" \
         "$work/corpus" > "$work/$name.log" 2>&1 || rc=$?
     grep -a '^stat::number_of_executed_units\|^Done' "$work/$name.log" || true
