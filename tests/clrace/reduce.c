@@ -31,6 +31,9 @@
 #include "reduce.cl"
 
 #define MAX_GROUPS 64
+/* Work-groups of the per-segment kernels: each takes several blocks and
+ * pieces in turn, and fewer threads run in less time than CHUNKS would. */
+#define SEG_GROUPS 2
 #define PADDED(n) ((n) + (n) / 16 + 1) /* as lib/ocl/reduce.c */
 
 static long *x, *o64;
@@ -107,7 +110,7 @@ int main(int argc, char **argv)
     /* As the host: between one segment per team and one per work-item. */
     block = (uint)(group / TEAM + (size_t)rand() % (group - group / TEAM + 1));
     partial = malloc((n / PIECE + 1) * sizeof *partial);
-    for (ulong g = 0; g < most; g++) {
+    for (ulong g = 0; g < SEG_GROUPS; g++) {
         part[g] = malloc(group * sizeof **part);
         list[g] = malloc((group + 1) * sizeof **list);
     }
@@ -131,9 +134,9 @@ int main(int argc, char **argv)
         emu_launch(1, group, run_fixup);
         bad += memcmp(out, want, nsegs * 16) != 0;
         memset(out, 0xA5, nsegs * 16);
-        emu_launch(most, group, run_segments);
-        emu_launch(most, group, run_pieces);
-        emu_launch(most, group, run_teams);
+        emu_launch(SEG_GROUPS, group, run_segments);
+        emu_launch(SEG_GROUPS, group, run_pieces);
+        emu_launch(SEG_GROUPS, group, run_teams);
         bad += memcmp(out, want, nsegs * 16) != 0;
     }
     printf("reduce_chunks, reduce_segments + reduce_pieces + reduce_teams (class %d, block %u):"
