@@ -1,11 +1,12 @@
 #!/bin/sh
-# cl_races.sh — runs the tiled kernels of cl/ (the merge paths of
-# segment_nonzero, parents and the reductions, parents and the reductions
-# per segment on GPUs, the scan, and nonzero's count and write) as C, one
-# thread per work-item, under ThreadSanitizer, in groups of several sizes,
-# and checks their results (tests/clrace).  The OpenCL tests run on PoCL,
-# which runs a group's work-items one after another in order, so a race
-# between them shows only on a GPU; here ThreadSanitizer reports it.
+# cl_races.sh — runs the kernels of cl/ that share local memory (the
+# merge paths of segment_nonzero, parents and the reductions, parents and
+# the reductions per segment on GPUs, the scan, nonzero's count and write,
+# and the offsets checks) as C, one thread per work-item, under
+# ThreadSanitizer, in groups of several sizes, and checks their results
+# (tests/clrace).  The OpenCL tests run on PoCL, which runs a group's
+# work-items one after another in order, so a race between them shows
+# only on a GPU; here ThreadSanitizer reports it.
 # Skipped (77) where the compiler or the system cannot run ThreadSanitizer.
 set -eu
 : "${top_builddir:?run through make check}" "${top_srcdir:?run through make check}"
@@ -29,6 +30,7 @@ build nzseg nzseg.c
 build nzcount nzcount.c
 build parents parents.c
 build scan scan.c
+build offsets offsets.c
 build reduce0 reduce.c -DCLASS=0
 build reduce1 reduce.c -DCLASS=1
 # A report of ThreadSanitizer fails the run (exit 66), as a wrong result does.
@@ -39,6 +41,7 @@ for seed in 1 2 3; do
         "$tmp/parents" "$group" 3 "$seed"
         "$tmp/reduce0" "$group" 5 "$seed"
         "$tmp/reduce1" "$group" 5 "$seed"
+        "$tmp/offsets" "$group" 3 "$seed"
     done
     "$tmp/nzcount" 32 3 "$seed" # groups of whole blocks of 32
     "$tmp/nzcount" 64 2 "$seed"
