@@ -48,8 +48,8 @@ fuzz() { # name, then environment assignments
     shift
     echo "== fuzz: $name, $secs s"
     rc=0
-    env "$@" "$work/fuzz_ragged" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len=4096 -timeout=120 \
-        -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/$name-" \
+    env "$@" "$work/fuzz_ragged" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len=4096 \
+        -timeout=120 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/$name-" \
         "$work/corpus" > "$work/$name.log" 2>&1 || rc=$?
     grep -a '^stat::number_of_executed_units\|^Done' "$work/$name.log" || true
     if [ "$rc" = 77 ] && [ "${RAGGED_TEST_REQUIRE_OPENCL:-0}" != 1 ]; then
