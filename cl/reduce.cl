@@ -11,12 +11,15 @@
  * none) the length from which reduce_pieces cuts a segment of theirs,
  * -DWARP (0 or TEAM) and -DWARP_PTX, whether teams combine by warp
  * shuffles and whether by PTX (team_combine),
+ * -DFLAT_BARRIERS=0|1, 1 on CPU devices: no barrier under a branch, even
+ * a uniform one (PoCL took 35 s to compile reduce_chunks of class 1 with
+ * its shares' scan under `if (pending)`, 4 s without),
  * -DNEED_FP64 when double is used, and
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
  * value and a position or count.  Within a class the op is the
  * run-time argument `op` (rg_reduce_op's numbers), so two programs per
- * dtype serve every op: cold builds are slow (about a second each on
+ * dtype serve every op: cold builds are slow (seconds each on
  * PoCL), and the branches on op are uniform.  The classes are separate
  * programs because carrying the wider state of the second through a sum
  * (and through the work-group scans of merge path) costs on GPUs.
@@ -605,29 +608,37 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
      * segment (inside a long one), not yet added to carry. */
     acc_t pend = ident(op);
     int pending = 0;
-    for (; t < tend; t++) {
-        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1], k0 = d0 - s0;
-        /* ns ends (of segments s0 .. s1-1) and nk elements k0 .. k0+nk-1,
-         * which lie in segments s0 .. s1; o[s0] <= k0 <= o[s0+1]. */
-        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
-        if (ns == 0) {
-            /* All of the tile lies inside segment s0: no search, no local
-             * memory, no scan.  Work-item l folds elements l, l + group,
-             * ... (coalesced loads); the group adds the shares up once, at
-             * the next tile that ends a segment or at the chunk's end. */
+    for (;; t++) {
+        /* Tiles that end no segment lie wholly inside segment bounds[t]:
+         * no search, no local memory, no scan.  Work-item l folds elements
+         * l, l + group, ... (coalesced loads); the group adds the shares
+         * up once, at the next tile that ends a segment or at the chunk's
+         * end. */
+        for (; t < tend && bounds[t + 1] == bounds[t]; t++) {
+            ulong d0 = t * tile, k0 = d0 - bounds[t];
+            uint nk = (uint)(min(d0 + tile, steps) - d0);
             for (uint i = 0; i < VT; i++) {
                 uint j = i * group + lid;
                 if (j < nk)
                     pend = fold(pend, x[k0 + j], (long)(k0 + j), op);
             }
             pending = 1;
-            continue;
         }
-        if (pending) { /* uniform: every work-item saw the same tiles */
-            carry = add_shares(carry, pend, op, sacc, sflag);
+        /* pending is uniform: every work-item saw the same tiles.  With
+         * FLAT_BARRIERS the scan runs anyway and its result is dropped
+         * when nothing is pending. */
+        if (FLAT_BARRIERS || pending) {
+            acc_t c = add_shares(carry, pend, op, sacc, sflag);
+            carry = pending ? c : carry;
             pend = ident(op);
             pending = 0;
         }
+        if (t == tend)
+            break;
+        ulong d0 = t * tile, s0 = bounds[t], s1 = bounds[t + 1], k0 = d0 - s0;
+        /* ns ends (of segments s0 .. s1-1) and nk elements k0 .. k0+nk-1,
+         * which lie in segments s0 .. s1; o[s0] <= k0 <= o[s0+1]. */
+        uint ns = (uint)(s1 - s0), nk = (uint)(min(d0 + tile, steps) - d0) - ns;
 #if CLASS == CLASS_ARITH
         /* The tile's ends, then its elements, are loaded into registers
          * all at once (the ends while the previous tile finishes), then
@@ -728,8 +739,6 @@ kernel void reduce_chunks(global const T *x, global const int *o32, global const
         carry = total;
         chunk_closed |= any_closed;
     }
-    if (pending)
-        carry = add_shares(carry, pend, op, sacc, sflag);
     if (lid == 0) {
         chunks[get_group_id(0)].carry = carry;
         chunks[get_group_id(0)].closed = chunk_closed;

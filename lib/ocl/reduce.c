@@ -301,10 +301,10 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
              "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d "
-             "-DWARP=%d -DWARP_PTX=%d%s%s",
+             "-DWARP=%d -DWARP_PTX=%d -DFLAT_BARRIERS=%d%s%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
              lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? (int)job.team_min : 0,
-             job.teams ? PIECE : 0, warp, warp_ptx,
+             job.teams ? PIECE : 0, warp, warp_ptx, ctx->device_kind == RG_DEVICE_CPU,
              fp64 ? " -DNEED_FP64" : "", registers);
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);

@@ -28,6 +28,9 @@
 #define WARP 0
 #endif
 #define WARP_PTX 0
+#ifndef FLAT_BARRIERS
+#define FLAT_BARRIERS 0 /* as on GPUs */
+#endif
 #include "reduce.cl"
 
 #define MAX_GROUPS 64
