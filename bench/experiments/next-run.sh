@@ -12,6 +12,10 @@
 #    against HEAD's, on power-law lengths above all (merge path's
 #    reduce_chunks took about 707 us there against 260 us for a plain
 #    sum; per segment 0.85 ms, H200, twenty-ninth session).
+#  - HEAD's reduce_chunks (merge path), whose loop the thirty-second
+#    session reshaped (one scan of the shares, for PoCL's compile time;
+#    the same barriers under the same branches on GPUs): its "merge-path"
+#    sum rows against BASE's, which should not move.
 # Each kernel's device time for the sums on power-law and medium lengths
 # by both policies, then the reduce and parents suites on HEAD (the
 # patch's tests run on PoCL only, so apply it and run the reduce suite on
