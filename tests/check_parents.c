@@ -42,26 +42,36 @@ static int is_concrete(rg_strategy s)
            s == RG_STRATEGY_MERGE_PATH;
 }
 
-/* Runs operation o on offsets (holding off[0 .. nsegs]) into out and
- * compares out with its reference; used, if not NULL, gets the strategy. */
+/* The references of the three operations on off[0 .. nsegs], computed once
+ * for every dtype pair and strategy they check. */
+static void refs_new(int64_t *want[3], const int64_t *off, size_t nsegs)
+{
+    for (int o = 0; o < 3; o++)
+        want[o] = ops[o].ref(off, nsegs);
+}
+
+static void refs_free(int64_t *want[3])
+{
+    for (int o = 0; o < 3; o++)
+        free(want[o]);
+}
+
+/* Runs operation o on offsets into out and compares out with want (its
+ * reference, n elements); used, if not NULL, gets the strategy. */
 static void run_op(rg_context *ctx, int o, rg_array *out, const rg_array *offsets,
-                   rg_strategy strategy, rg_strategy *used, const int64_t *off, size_t nsegs,
+                   rg_strategy strategy, rg_strategy *used, const int64_t *want, size_t n,
                    const char *label)
 {
     rg_status st = ops[o].op(out, offsets, strategy, used);
     ck_assert_msg(st == RG_OK, "%s: %d (%s) %s", label, (int)st, rg_strerror(st),
                   rg_context_error(ctx));
-    int64_t *want = ops[o].ref(off, nsegs);
-    int64_t *got = test_read_i64(out);
-    test_expect_i64(got, want, (size_t)off[nsegs], label);
-    free(got);
-    free(want);
+    test_expect_array(out, want, n, label);
 }
 
 /* Runs the three operations with one strategy and dtype pair on offsets
- * off[0 .. nsegs] and compares each with its reference. */
-static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_strategy strategy,
-                      rg_dtype tin, rg_dtype tout, const char *what)
+ * off[0 .. nsegs] and compares each with its reference want[o]. */
+static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, int64_t *const want[3],
+                      rg_strategy strategy, rg_dtype tin, rg_dtype tout, const char *what)
 {
     size_t nelems = (size_t)off[nsegs];
     rg_array *offsets = test_array_from_i64(ctx, tin, off, nsegs + 1);
@@ -72,7 +82,7 @@ static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_stra
                  nsegs, nelems);
         rg_array *out = test_array_filled(ctx, tout, nelems, -7);
         rg_strategy used = (rg_strategy)99;
-        run_op(ctx, o, out, offsets, strategy, &used, off, nsegs, label);
+        run_op(ctx, o, out, offsets, strategy, &used, want[o], nelems, label);
         ck_assert_msg(is_concrete(used), "%s: used = %d", label, (int)used);
         rg_strategy expect = strategy != RG_STRATEGY_AUTO ? strategy
                                                           : test_expect_strategy(ctx, off, nsegs);
@@ -83,14 +93,27 @@ static void check_ops(rg_context *ctx, const int64_t *off, size_t nsegs, rg_stra
     rg_array_free(offsets);
 }
 
+/* check_ops with its own references. */
+static void check_ops_once(rg_context *ctx, const int64_t *off, size_t nsegs, rg_strategy strategy,
+                           rg_dtype tin, rg_dtype tout, const char *what)
+{
+    int64_t *want[3];
+    refs_new(want, off, nsegs);
+    check_ops(ctx, off, nsegs, want, strategy, tin, tout, what);
+    refs_free(want);
+}
+
 /* Offsets of the given lengths, checked on every dtype pair. */
 static void check_lengths_all_dtypes(rg_context *ctx, const int64_t *len, size_t nsegs, rg_strategy strategy,
                                      const char *what)
 {
     int64_t *off = ref_offsets(len, nsegs);
+    int64_t *want[3];
+    refs_new(want, off, nsegs);
     for (int di = 0; di < 2; di++)
         for (int dout = 0; dout < 2; dout++)
-            check_ops(ctx, off, nsegs, strategy, index_dtypes[di], index_dtypes[dout], what);
+            check_ops(ctx, off, nsegs, want, strategy, index_dtypes[di], index_dtypes[dout], what);
+    refs_free(want);
     free(off);
 }
 
@@ -146,14 +169,14 @@ START_TEST(test_elem_big)
     size_t nsegs = 300000;
     int64_t *len = test_gen_lengths(DIST_SHORT, nsegs, 0, 3);
     int64_t *off = ref_offsets(len, nsegs);
-    check_ops(ctx, off, nsegs, strategy, RG_INT32, RG_INT32, "short, big");
+    check_ops_once(ctx, off, nsegs, strategy, RG_INT32, RG_INT32, "short, big");
     free(off);
     free(len);
 
     nsegs = 1001;
     len = test_gen_lengths(DIST_HUGE, nsegs, (1 << 20) + 4097, 4);
     off = ref_offsets(len, nsegs);
-    check_ops(ctx, off, nsegs, strategy, RG_INT64, RG_INT64, "one huge segment");
+    check_ops_once(ctx, off, nsegs, strategy, RG_INT64, RG_INT64, "one huge segment");
     free(off);
     free(len);
 
@@ -161,14 +184,14 @@ START_TEST(test_elem_big)
     len = test_gen_lengths(DIST_POWER_LAW, nsegs, 100000, 5);
     off = ref_offsets(len, nsegs);
     ck_assert_msg(off[nsegs] > (1 << 20), "power-law case too small: %lld", (long long)off[nsegs]);
-    check_ops(ctx, off, nsegs, strategy, RG_INT64, RG_INT32, "power-law, big");
+    check_ops_once(ctx, off, nsegs, strategy, RG_INT64, RG_INT32, "power-law, big");
     free(off);
     free(len);
 
     nsegs = (1 << 20) + 5;
     len = test_gen_lengths(DIST_HALF_EMPTY, nsegs, 0, 6);
     off = ref_offsets(len, nsegs);
-    check_ops(ctx, off, nsegs, strategy, RG_INT32, RG_INT64, "half empty, big");
+    check_ops_once(ctx, off, nsegs, strategy, RG_INT32, RG_INT64, "half empty, big");
     free(off);
     free(len);
     rg_context_free(ctx);
@@ -211,7 +234,10 @@ static int64_t *mixed_lengths(size_t nsegs, uint64_t seed, int mostly_unit)
 START_TEST(test_elem_mixed)
 {
     TEST_CONTEXT(ctx, _i);
-    for (int round = 0, nthreads; (nthreads = test_threads(round)) > 0; round++) {
+    /* thread counts are OpenMP's */
+    int rounds = rg_context_backend(ctx) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
+         round++) {
         for (uint64_t seed = 1; seed <= 5; seed++) {
             size_t nsegs = 60000 + 7000 * (size_t)seed;
             int64_t *len = mixed_lengths(nsegs, seed, seed > 3);
@@ -384,15 +410,18 @@ static void check_regular_from_lengths(rg_context *ctx, int64_t len, size_t nseg
     ck_assert_int_eq(rg_array_create(&offsets, ctx, tin, nsegs + 1), RG_OK);
     ck_assert_int_eq(rg_offsets_from_lengths(offsets, lengths), RG_OK);
     size_t nelems = (size_t)off[nsegs];
+    int64_t *want[3];
+    refs_new(want, off, nsegs);
     for (int o = 0; o < 3; o++) {
         char label[160];
         snprintf(label, sizeof label, "%s, %zu segments of %lld%s from lengths, %s -> %s",
                  ops[o].name, nsegs, (long long)len, bump ? " but two" : "", rg_dtype_name(tin),
                  rg_dtype_name(tout));
         rg_array *out = test_array_filled(ctx, tout, nelems, -7);
-        run_op(ctx, o, out, offsets, RG_STRATEGY_AUTO, NULL, off, nsegs, label);
+        run_op(ctx, o, out, offsets, RG_STRATEGY_AUTO, NULL, want[o], nelems, label);
         rg_array_free(out);
     }
+    refs_free(want);
     rg_array_free(offsets);
     rg_array_free(lengths);
     free(off);
@@ -419,12 +448,15 @@ static void check_regular_edited(rg_context *ctx, int64_t len, size_t nsegs, rg_
                                                                       : (void *)&v64, 1),
                              RG_OK);
         }
+        int64_t *want[3];
+        refs_new(want, off, nsegs);
         for (int o = 0; o < 3; o++) {
             char label[160];
             snprintf(label, sizeof label, "%s, %zu segments of %lld, %s offsets, edit %d",
                      ops[o].name, nsegs, (long long)len, rg_dtype_name(tin), edit);
-            run_op(ctx, o, out, offsets, RG_STRATEGY_MERGE_PATH, NULL, off, nsegs, label);
+            run_op(ctx, o, out, offsets, RG_STRATEGY_MERGE_PATH, NULL, want[o], nelems, label);
         }
+        refs_free(want);
     }
     rg_array_free(out);
     rg_array_free(offsets);

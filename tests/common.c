@@ -64,36 +64,72 @@ rg_context *test_context(int backend_index)
     return ctx;
 }
 
+/* Conversions between int64 and each dtype but bool, one loop per dtype: a
+ * switch per element cost more than the primitives under test on big arrays. */
+#define FOR_EACH_DTYPE(X)                                                      \
+    X(RG_INT8, int8_t) X(RG_UINT8, uint8_t)                                   \
+    X(RG_INT16, int16_t) X(RG_UINT16, uint16_t) X(RG_INT32, int32_t)         \
+    X(RG_UINT32, uint32_t) X(RG_INT64, int64_t) X(RG_UINT64, uint64_t)       \
+    X(RG_FLOAT32, float) X(RG_FLOAT64, double)
+
+/* values[0 .. n) into buf as dtype (buf aligned for it, as malloc's is). */
+static void pack_n(rg_dtype dtype, void *buf, const int64_t *values, size_t n)
+{
+    if (dtype == RG_INT32) {
+        for (size_t i = 0; i < n; i++)
+            if (values[i] < INT32_MIN || values[i] > INT32_MAX) /* not ck_assert: it costs a pipe write per call */
+                ck_abort_msg("test_pack: %" PRId64 " is not int32", values[i]);
+    }
+    switch (dtype) {
+    case RG_BOOL: {
+        uint8_t *o = buf;
+        for (size_t i = 0; i < n; i++)
+            o[i] = values[i] != 0;
+        return;
+    }
+#define PACK_CASE(D, T)                        \
+    case D: {                                  \
+        T *o = buf;                            \
+        for (size_t i = 0; i < n; i++)         \
+            o[i] = (T)values[i];               \
+        return;                                \
+    }
+    FOR_EACH_DTYPE(PACK_CASE)
+#undef PACK_CASE
+    default: ck_abort_msg("test_pack: dtype %d", (int)dtype);
+    }
+}
+
+/* n elements of dtype at buf into out as int64 (uint64 as its bits, floats truncated). */
+static void unpack_n(rg_dtype dtype, const void *buf, int64_t *out, size_t n)
+{
+    switch (dtype) {
+    case RG_BOOL: {
+        const uint8_t *p = buf;
+        for (size_t i = 0; i < n; i++)
+            out[i] = p[i];
+        return;
+    }
+#define UNPACK_CASE(D, T)                      \
+    case D: {                                  \
+        const T *p = buf;                      \
+        for (size_t i = 0; i < n; i++)         \
+            out[i] = (int64_t)p[i];            \
+        return;                                \
+    }
+    FOR_EACH_DTYPE(UNPACK_CASE)
+#undef UNPACK_CASE
+    default: ck_abort_msg("unpack: dtype %d", (int)dtype);
+    }
+}
+
 void *test_pack(rg_dtype dtype, const int64_t *values, size_t n)
 {
     size_t size = rg_dtype_size(dtype);
     ck_assert_msg(size != 0, "test_pack: unknown dtype %d", (int)dtype);
     unsigned char *buf = malloc(size * n + size);
     ck_assert_ptr_nonnull(buf);
-    for (size_t i = 0; i < n; i++) {
-        int64_t v = values[i];
-        void *p = buf + i * size;
-        switch (dtype) {
-        case RG_BOOL: { uint8_t x = v != 0; memcpy(p, &x, 1); break; }
-        case RG_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
-        case RG_UINT8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-        case RG_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-        case RG_UINT16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-        case RG_INT32: {
-            if (v < INT32_MIN || v > INT32_MAX) /* not ck_assert: it costs a pipe write per call */
-                ck_abort_msg("test_pack: %" PRId64 " is not int32", v);
-            int32_t x = (int32_t)v;
-            memcpy(p, &x, 4);
-            break;
-        }
-        case RG_UINT32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-        case RG_INT64: memcpy(p, &v, 8); break;
-        case RG_UINT64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
-        case RG_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
-        case RG_FLOAT64: { double x = (double)v; memcpy(p, &x, 8); break; }
-        default: ck_abort_msg("test_pack: dtype %d", (int)dtype);
-        }
-    }
+    pack_n(dtype, buf, values, n);
     return buf;
 }
 
@@ -111,50 +147,73 @@ rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *va
 
 rg_array *test_array_filled(rg_context *ctx, rg_dtype dtype, size_t n, int64_t value)
 {
-    int64_t *values = malloc((n + 1) * sizeof *values);
-    ck_assert_ptr_nonnull(values);
-    for (size_t i = 0; i < n; i++)
-        values[i] = value;
-    rg_array *a = test_array_from_i64(ctx, dtype, values, n);
-    free(values);
+    /* One packed element, doubled up to n (no int64 copy of the whole). */
+    size_t size = rg_dtype_size(dtype);
+    unsigned char *buf = test_pack(dtype, &value, 1);
+    if (n > 1) {
+        unsigned char *grown = realloc(buf, size * n);
+        ck_assert_ptr_nonnull(grown);
+        buf = grown;
+        for (size_t have = 1; have < n; have *= 2)
+            memcpy(buf + have * size, buf, (have < n - have ? have : n - have) * size);
+    }
+    rg_array *a = NULL;
+    rg_status st = rg_array_from_host(&a, ctx, dtype, buf, n);
+    free(buf);
+    ck_assert_msg(st == RG_OK, "rg_array_from_host(%s, %zu) = %d: %s", rg_dtype_name(dtype), n,
+                  (int)st, rg_context_error(ctx));
+    ck_assert_ptr_nonnull(a);
     return a;
 }
 
-int64_t test_unpack_i64(rg_dtype dtype, const void *p_)
+int64_t test_unpack_i64(rg_dtype dtype, const void *p)
 {
-    const unsigned char *p = p_;
-    switch (dtype) {
-    case RG_BOOL:
-    case RG_UINT8: { uint8_t x; memcpy(&x, p, 1); return x; }
-    case RG_INT8: { int8_t x; memcpy(&x, p, 1); return x; }
-    case RG_INT16: { int16_t x; memcpy(&x, p, 2); return x; }
-    case RG_UINT16: { uint16_t x; memcpy(&x, p, 2); return x; }
-    case RG_INT32: { int32_t x; memcpy(&x, p, 4); return x; }
-    case RG_UINT32: { uint32_t x; memcpy(&x, p, 4); return x; }
-    case RG_INT64: { int64_t x; memcpy(&x, p, 8); return x; }
-    case RG_UINT64: { uint64_t x; memcpy(&x, p, 8); return (int64_t)x; }
-    case RG_FLOAT32: { float x; memcpy(&x, p, 4); return (int64_t)x; }
-    case RG_FLOAT64: { double x; memcpy(&x, p, 8); return (int64_t)x; }
-    default: ck_abort_msg("unpack: dtype %d", (int)dtype);
+    uint64_t raw = 0; /* aligned for every dtype: p need not be */
+    size_t size = rg_dtype_size(dtype);
+    memcpy(&raw, p, size != 0 && size <= sizeof raw ? size : 0);
+    int64_t v;
+    unpack_n(dtype, &raw, &v, 1);
+    return v;
+}
+
+/* Arrays are read back in chunks of this many elements: no second copy of
+ * a whole big array in its own dtype. */
+#define READ_CHUNK ((size_t)1 << 16)
+
+/* Calls visit(out, start, count, arg) on elements [start, start + count) of
+ * a as int64, for each chunk in turn; fails the test on a read error. */
+static void read_chunks(const rg_array *a, void (*visit)(const int64_t *, size_t, size_t, void *),
+                        void *arg)
+{
+    rg_dtype dtype = rg_array_dtype(a);
+    size_t n = rg_array_length(a), size = rg_dtype_size(dtype);
+    ck_assert_msg(size != 0, "read: dtype %d", (int)dtype);
+    unsigned char *raw = malloc(READ_CHUNK * size);
+    int64_t *vals = malloc(READ_CHUNK * sizeof *vals);
+    ck_assert_ptr_nonnull(raw);
+    ck_assert_ptr_nonnull(vals);
+    for (size_t start = 0; start < n; start += READ_CHUNK) {
+        size_t count = n - start < READ_CHUNK ? n - start : READ_CHUNK;
+        rg_status st = rg_array_read(raw, a, start, count);
+        ck_assert_msg(st == RG_OK, "rg_array_read(%zu of %zu elements at %zu) = %d: %s", count, n,
+                      start, (int)st, rg_context_error(rg_array_context(a)));
+        unpack_n(dtype, raw, vals, count);
+        visit(vals, start, count, arg);
     }
-    return 0;
+    free(vals);
+    free(raw);
+}
+
+static void copy_chunk(const int64_t *vals, size_t start, size_t count, void *arg)
+{
+    memcpy((int64_t *)arg + start, vals, count * sizeof *vals);
 }
 
 int64_t *test_read_i64(const rg_array *a)
 {
-    rg_dtype dtype = rg_array_dtype(a);
-    size_t n = rg_array_length(a), size = rg_dtype_size(dtype);
-    ck_assert_msg(size != 0, "test_read_i64: dtype %d", (int)dtype);
-    unsigned char *raw = malloc(n * size + size);
-    int64_t *out = malloc((n + 1) * sizeof *out);
-    ck_assert_ptr_nonnull(raw);
+    int64_t *out = malloc((rg_array_length(a) + 1) * sizeof *out);
     ck_assert_ptr_nonnull(out);
-    rg_status st = rg_array_read(raw, a, 0, n);
-    ck_assert_msg(st == RG_OK, "rg_array_read(%zu elements) = %d: %s", n, (int)st,
-                  rg_context_error(rg_array_context(a)));
-    for (size_t i = 0; i < n; i++)
-        out[i] = test_unpack_i64(dtype, raw + i * size);
-    free(raw);
+    read_chunks(a, copy_chunk, out);
     return out;
 }
 
@@ -168,20 +227,53 @@ void test_expect_i64(const int64_t *got, const int64_t *want, size_t n, const ch
     }
 }
 
+struct expect_arg {
+    const int64_t *want;
+    size_t n;
+    const char *what;
+};
+
+static void expect_chunk(const int64_t *vals, size_t start, size_t count, void *arg_)
+{
+    const struct expect_arg *arg = arg_;
+    for (size_t k = 0; k < count; k++) {
+        if (vals[k] != arg->want[start + k])
+            ck_abort_msg("%s: element %zu of %zu is %" PRId64 ", expected %" PRId64, arg->what,
+                         start + k, arg->n, vals[k], arg->want[start + k]);
+    }
+}
+
+void test_expect_array(const rg_array *a, const int64_t *want, size_t n, const char *what)
+{
+    size_t len = rg_array_length(a);
+    ck_assert_msg(len == n, "%s: %zu elements, expected %zu", what, len, n);
+    struct expect_arg arg = {want, n, what};
+    read_chunks(a, expect_chunk, &arg);
+}
+
+struct filled_arg {
+    int64_t value;
+    size_t n;
+    const char *what;
+};
+
+static void filled_chunk(const int64_t *vals, size_t start, size_t count, void *arg_)
+{
+    const struct filled_arg *arg = arg_;
+    for (size_t k = 0; k < count; k++) {
+        if (vals[k] != arg->value)
+            ck_abort_msg("%s: output modified: element %zu of %zu is %" PRId64 ", sentinel %" PRId64,
+                         arg->what, start + k, arg->n, vals[k], arg->value);
+    }
+}
+
 void test_expect_filled(const rg_array *a, int64_t value, const char *what)
 {
-    size_t n = rg_array_length(a);
-    int64_t *got = test_read_i64(a);
     /* The sentinel as the array's dtype stores it (-3 reads back from uint32 as 2^32 - 3). */
     unsigned char *packed = test_pack(rg_array_dtype(a), &value, 1);
-    value = test_unpack_i64(rg_array_dtype(a), packed);
+    struct filled_arg arg = {test_unpack_i64(rg_array_dtype(a), packed), rg_array_length(a), what};
     free(packed);
-    for (size_t k = 0; k < n; k++) {
-        if (got[k] != value)
-            ck_abort_msg("%s: output modified: element %zu of %zu is %" PRId64 ", sentinel %" PRId64,
-                         what, k, n, got[k], value);
-    }
-    free(got);
+    read_chunks(a, filled_chunk, &arg);
 }
 
 const char *test_dist_name(test_dist dist)

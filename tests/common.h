@@ -69,6 +69,9 @@ int64_t *test_read_i64(const rg_array *a);
 
 /* Fails (with what, the index and both values) at the first k where got[k] != want[k]. */
 void test_expect_i64(const int64_t *got, const int64_t *want, size_t n, const char *what);
+/* Fails unless a has n elements that read back as want[0 .. n), naming the
+ * first that does not (reads a in chunks: no copy of the whole). */
+void test_expect_array(const rg_array *a, const int64_t *want, size_t n, const char *what);
 /* Fails unless every element of a reads back as value. */
 void test_expect_filled(const rg_array *a, int64_t value, const char *what);
 
