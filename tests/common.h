@@ -28,7 +28,8 @@ Suite *reduce_suite(void);
 Suite *faults_suite(void);
 
 /* A test case with a timeout generous enough for cold PoCL kernel builds
- * (unless CK_DEFAULT_TIMEOUT is set, which then wins). */
+ * (unless CK_DEFAULT_TIMEOUT is set, which then wins); one named "big" is
+ * tagged "big", for CK_EXCLUDE_TAGS. */
 TCase *test_tcase(const char *name);
 
 rg_backend test_backend(int backend_index);
