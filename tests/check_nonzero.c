@@ -583,8 +583,7 @@ START_TEST(test_nonzero_kept)
         {125, 125, 125, 125, 125, 125, 125, 125}, {0, 990, 0, 990, 0, 990, 0, 990},
     };
     static const rg_dtype dtypes[] = {RG_FLOAT64, RG_INT16, RG_UINT8};
-    /* thread counts are OpenMP's */
-    int rounds = rg_context_backend(ctx) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    int rounds = test_thread_rounds(ctx);
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
@@ -633,8 +632,7 @@ START_TEST(test_nonzero_reused)
     const int64_t flat[1] = {(int64_t)n};
     rg_array *a = NULL;
     ck_assert_int_eq(rg_array_create(&a, ctx, RG_FLOAT64, n), RG_OK);
-    /* thread counts are OpenMP's */
-    int rounds = rg_context_backend(ctx) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    int rounds = test_thread_rounds(ctx);
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {

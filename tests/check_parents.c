@@ -243,8 +243,7 @@ static int64_t *mixed_lengths(size_t nsegs, uint64_t seed, int mostly_unit)
 START_TEST(test_elem_mixed)
 {
     TEST_CONTEXT(ctx, _i);
-    /* thread counts are OpenMP's */
-    int rounds = rg_context_backend(ctx) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    int rounds = test_thread_rounds(ctx);
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -334,7 +333,7 @@ static int64_t *short_lengths(int64_t win, size_t nsegs, uint64_t seed)
 static void check_windows(int b, bool streamed)
 {
     TEST_CONTEXT(ctx, b);
-    int rounds = test_backend(b) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    int rounds = test_thread_rounds(ctx);
     /* elements: past 32 MiB as int32, or under it as int64 */
     int64_t n = streamed ? ((int64_t)33 << 20) / 4 : ((int64_t)31 << 20) / 8;
     size_t nsegs = streamed ? 330000 : 30000;
@@ -482,7 +481,7 @@ START_TEST(test_elem_regular)
 {
     int b = test_backend_plain(_i);
     TEST_CONTEXT(ctx, b);
-    int rounds = test_backend(b) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
+    int rounds = test_thread_rounds(ctx);
     static const int64_t lens[] = {1, 2, 3, 7, 8, 16, 31, 32, 33, 63, 64, 65};
     static const size_t counts[] = {1, 5, 64, 1000, 16411};
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;

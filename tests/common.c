@@ -137,9 +137,9 @@ void *test_pack(rg_dtype dtype, const int64_t *values, size_t n)
     return buf;
 }
 
-rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *values, size_t n)
+/* A new array of dtype holding buf's n packed elements; frees buf. */
+static rg_array *array_from_packed(rg_context *ctx, rg_dtype dtype, void *buf, size_t n)
 {
-    void *buf = test_pack(dtype, values, n);
     rg_array *a = NULL;
     rg_status st = rg_array_from_host(&a, ctx, dtype, buf, n);
     free(buf);
@@ -147,6 +147,11 @@ rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *va
                   (int)st, rg_context_error(ctx));
     ck_assert_ptr_nonnull(a);
     return a;
+}
+
+rg_array *test_array_from_i64(rg_context *ctx, rg_dtype dtype, const int64_t *values, size_t n)
+{
+    return array_from_packed(ctx, dtype, test_pack(dtype, values, n), n);
 }
 
 rg_array *test_array_filled(rg_context *ctx, rg_dtype dtype, size_t n, int64_t value)
@@ -161,13 +166,7 @@ rg_array *test_array_filled(rg_context *ctx, rg_dtype dtype, size_t n, int64_t v
         for (size_t have = 1; have < n; have *= 2)
             memcpy(buf + have * size, buf, (have < n - have ? have : n - have) * size);
     }
-    rg_array *a = NULL;
-    rg_status st = rg_array_from_host(&a, ctx, dtype, buf, n);
-    free(buf);
-    ck_assert_msg(st == RG_OK, "rg_array_from_host(%s, %zu) = %d: %s", rg_dtype_name(dtype), n,
-                  (int)st, rg_context_error(ctx));
-    ck_assert_ptr_nonnull(a);
-    return a;
+    return array_from_packed(ctx, dtype, buf, n);
 }
 
 int64_t test_unpack_i64(rg_dtype dtype, const void *p)
@@ -451,6 +450,11 @@ int test_threads(int round)
     (void)saved_threads;
     return round == 0 ? counts[0] : 0;
 #endif
+}
+
+int test_thread_rounds(const rg_context *ctx)
+{
+    return rg_context_backend(ctx) == RG_BACKEND_OPENMP ? TEST_THREAD_ROUNDS : 1;
 }
 
 void test_threads_restore(void)

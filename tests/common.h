@@ -142,5 +142,8 @@ int test_contains(const char *haystack, const char *needle);
 #define TEST_THREAD_ROUNDS 4
 int test_threads(int round);
 void test_threads_restore(void);
+/* How many of those rounds a test on ctx runs: all on OpenMP, one on
+ * OpenCL (thread counts are OpenMP's). */
+int test_thread_rounds(const rg_context *ctx);
 
 #endif /* RAGGED_TESTS_COMMON_H */
