@@ -3,7 +3,11 @@
 
 /* Build options: -DOFF_T=int|long (offsets), -DOUT_T=int|long (output),
  * -DVT=merge-path steps per work-item per tile, -DPIECE=the length from
- * which seg_pieces shares a segment's writes across work-groups.
+ * which seg_pieces shares a segment's writes across work-groups,
+ * -DKERNELS=the kernels the program holds, a sum of the KERNELS_* below
+ * (default all): a program per strategy, because PoCL compiles every
+ * kernel of a program when ragged asks for its binary (for the disk
+ * cache): all of them took 2.4 s there, seg_per_segment alone 0.14 s.
  * `kind` is a run-time argument rather than a build option so that one
  * program serves parents, local index and starts (fewer cold builds).
  * Offsets are valid here (the host checked them): o[0] = 0, never
@@ -13,6 +17,15 @@
 #define KIND_PARENTS 0
 #define KIND_LOCAL 1
 #define KIND_STARTS 2
+
+#define KERNELS_BSEARCH 1
+#define KERNELS_SEGMENT 2 /* seg_per_segment */
+#define KERNELS_STAGED 4  /* seg_staged and seg_pieces: per segment on GPUs */
+#define KERNELS_FLOOD 8
+#define KERNELS_MERGE 16
+#ifndef KERNELS
+#define KERNELS 31
+#endif
 
 /* Element k lies in segment seg, which starts at start. */
 void emit(global OUT_T *out, ulong k, ulong seg, long start, int kind)
@@ -36,6 +49,7 @@ ulong segment_of(global const OFF_T *o, ulong nsegs, long k)
     return lo;
 }
 
+#if KERNELS & KERNELS_BSEARCH
 /* One work-item per element. */
 kernel void seg_bsearch(global const OFF_T *o, ulong nsegs, ulong nelems, int kind,
                         global OUT_T *out)
@@ -46,6 +60,9 @@ kernel void seg_bsearch(global const OFF_T *o, ulong nsegs, ulong nelems, int ki
     }
 }
 
+#endif
+
+#if KERNELS & KERNELS_SEGMENT
 /* One work-item per segment, writing all of its elements. */
 kernel void seg_per_segment(global const OFF_T *o, ulong nsegs, int kind, global OUT_T *out)
 {
@@ -56,6 +73,9 @@ kernel void seg_per_segment(global const OFF_T *o, ulong nsegs, int kind, global
     }
 }
 
+#endif
+
+#if KERNELS & KERNELS_STAGED
 /* Per segment on GPUs.  A work-group takes `group` consecutive segments at
  * a time, a block.  Where the block's elements fit in segof (cap of them),
  * each work-item marks its segment's elements there with the segment's
@@ -135,6 +155,9 @@ kernel void seg_pieces(global const OFF_T *o, ulong nsegs, ulong nelems, int kin
     }
 }
 
+#endif
+
+#if KERNELS & KERNELS_FLOOD
 /* Flood, step 1 (out already zero): each non-empty segment marks its first
  * element, with its id (parents) or its start (local index, starts); a max-scan
  * then floods each mark over the segment.  Empty segments share their start
@@ -155,6 +178,9 @@ kernel void flood_local(global OUT_T *out, ulong nelems)
         out[k] = (OUT_T)((long)k - (long)out[k]);
 }
 
+#endif
+
+#if KERNELS & KERNELS_MERGE
 /* Merge path over A = o[1..nsegs] (segment ends) and B = 0..nelems-1 (elements),
  * ends first on ties: taking end i means every later element lies past segment
  * i.  Returns how many ends lie among the first diag steps of the merge. */
@@ -243,3 +269,4 @@ kernel void seg_merge_path(global const OFF_T *o, ulong nsegs, ulong nelems, ulo
         }
     }
 }
+#endif

@@ -14,12 +14,18 @@
  * -DFLAT_BARRIERS=0|1, 1 on CPU devices: no barrier under a branch, even
  * a uniform one (PoCL took 35 s to compile reduce_chunks of class 1 with
  * its shares' scan under `if (pending)`, 4 s without),
- * -DNEED_FP64 when double is used, and
+ * -DNEED_FP64 when double is used,
+ * -DPOLICY=1|2|3, the kernels the program holds: 1 per segment's (a
+ * work-item or a team per segment), 2 merge path's, 3 (the default) both.  PoCL
+ * compiles every kernel of a program when ragged asks for its binary (for
+ * the disk cache): merge path's kernels took 4 to 6 s there, per
+ * segment's under 0.4 s, and a CPU device's reductions go per segment
+ * unless asked otherwise.  And
  * -DCLASS=0|1, the class of ops the program serves: 0 sum and prod, whose
  * running state is the accumulator alone, 1 the others, whose state is a
  * value and a position or count.  Within a class the op is the
  * run-time argument `op` (rg_reduce_op's numbers), so two programs per
- * dtype serve every op: cold builds are slow (seconds each on
+ * dtype and policy serve every op: cold builds are slow (seconds each on
  * PoCL), and the branches on op are uniform.  The classes are separate
  * programs because carrying the wider state of the second through a sum
  * (and through the work-group scans of merge path) costs on GPUs.
@@ -28,6 +34,12 @@
 
 #ifdef NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define POLICY_SEGMENTS 1
+#define POLICY_MERGE_PATH 2
+#ifndef POLICY
+#define POLICY (POLICY_SEGMENTS | POLICY_MERGE_PATH)
 #endif
 
 /* rg_reduce_op of ragged.h; count never comes here (the host derives it). */
@@ -156,6 +168,8 @@ void store(global uchar *out, ulong seg, acc_t a, long start, long end, int op)
 #define OFF(i) (wide ? o64[(i)] : (long)o32[(i)])
 
 /* ---- one work-item per segment -------------------------------------------- */
+
+#if POLICY & POLICY_SEGMENTS
 
 #if SEG_LANES > 1
 #if SEG_LANES != 8
@@ -475,6 +489,8 @@ kernel void reduce_teams(global const T *x, global const int *o32, global const 
 }
 #endif
 
+#endif /* POLICY & POLICY_SEGMENTS */
+
 /* ---- merge path -------------------------------------------------------------
  *
  * The merge path of segment ends o[1..nsegs] and elements 0..nelems-1 has
@@ -495,6 +511,8 @@ kernel void reduce_teams(global const T *x, global const int *o32, global const 
  * goes to the chunk's record, and reduce_fixup combines the chunks' records
  * in order.  Nothing waits on another work-group; the order of every
  * combination is fixed, so results are deterministic. */
+
+#if POLICY & POLICY_MERGE_PATH
 
 typedef struct {
     acc_t carry; /* the open segment at the chunk's end: its partial from this chunk */
@@ -785,3 +803,5 @@ kernel void reduce_fixup(global const int *o32, global const long *o64, int wide
         store(out, (ulong)head_seg, h, OFF(head_seg), OFF(head_seg + 1), op);
     }
 }
+
+#endif /* POLICY & POLICY_MERGE_PATH */

@@ -306,6 +306,10 @@ START_TEST(test_lengths_big)
 }
 END_TEST
 
+static void expect_from_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *len, size_t nsegs,
+                                      rg_dtype tout, size_t out_length, rg_status want,
+                                      const char *what);
+
 /* Work-groups of 1 to 32 work-items (RAGGED_OPENCL_MAX_GROUP_SIZE) and no cap
  * on their count: the OpenCL scan then has many more chunks than work-items
  * (up to 32 per compute unit), so each work-item of scan_partials carries a
@@ -336,6 +340,24 @@ START_TEST(test_scan_small_groups)
         free(got);
         rg_array_free(local);
         rg_array_free(offsets);
+        /* The group reductions of the offsets check and of the lengths'
+         * total (flat on CPU devices) at this size: of two bad places, the
+         * first is named. */
+        size_t at = nsegs / 3 + (size_t)_i;
+        char index[32];
+        off[at] = off[at - 1] - 1;
+        off[nsegs / 2] = 0;
+        offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+        ck_assert_int_eq(rg_offsets_validate(offsets, nelems), RG_EOFFSETS);
+        snprintf(index, sizeof index, "%zu", at);
+        expect_message(rg_context_error(ctx), what, index, NULL);
+        rg_array_free(offsets);
+        len[c][at] = -1;
+        len[c][nsegs / 2] = -2;
+        expect_from_lengths_fails(ctx, RG_INT64, len[c], nsegs, RG_INT64, nsegs + 1, RG_EINVAL,
+                                  what);
+        snprintf(index, sizeof index, "lengths[%zu]", at);
+        expect_message(rg_context_error(ctx), what, index, NULL);
         free(want);
         free(off);
         free(len[c]);
@@ -419,9 +441,6 @@ START_TEST(test_offsets_total_limits)
 }
 END_TEST
 
-static void expect_from_lengths_fails(rg_context *ctx, rg_dtype tin, const int64_t *len, size_t nsegs,
-                                      rg_dtype tout, size_t out_length, rg_status want,
-                                      const char *what);
 
 /* Lengths of 2^51 and more among many small ones: the sums are exact and a
  * negative length after them is still found (the OpenMP backend sums chunks

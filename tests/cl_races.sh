@@ -33,10 +33,11 @@ build scan scan.c
 build offsets offsets.c
 build reduce0 reduce.c -DCLASS=0
 build reduce1 reduce.c -DCLASS=1
-# reduce.cl as lib/ocl/reduce.c builds it for CPU devices (FLAT_BARRIERS=1,
+# The kernels as the host builds them for CPU devices (FLAT_BARRIERS=1,
 # tested on PoCL, which runs work-items in turn): here at one group size.
 build reduce0flat reduce.c -DCLASS=0 -DFLAT_BARRIERS=1
 build reduce1flat reduce.c -DCLASS=1 -DFLAT_BARRIERS=1
+build offsetsflat offsets.c -DFLAT_BARRIERS=1
 # A report of ThreadSanitizer fails the run (exit 66), as a wrong result does.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
 for seed in 1 2 3; do
@@ -49,6 +50,7 @@ for seed in 1 2 3; do
     done
     "$tmp/reduce0flat" 32 5 "$seed"
     "$tmp/reduce1flat" 32 5 "$seed"
+    "$tmp/offsetsflat" 32 3 "$seed"
     "$tmp/nzcount" 32 3 "$seed" # groups of whole blocks of 32
     "$tmp/nzcount" 64 2 "$seed"
     "$tmp/scan" 32 5000 "$seed"

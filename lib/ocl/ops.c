@@ -465,8 +465,9 @@ static void scratch_free(rg_context *ctx)
 static rg_status offsets_kernel(rg_context *ctx, rg_dtype in, rg_dtype out, const char *name,
                                 rg_ocl_kernel *k)
 {
-    char options[64];
-    snprintf(options, sizeof options, "-DIN_T=%s -DOUT_T=%s", cl_type(in), cl_type(out));
+    char options[80];
+    snprintf(options, sizeof options, "-DIN_T=%s -DOUT_T=%s -DFLAT_BARRIERS=%d", cl_type(in),
+             cl_type(out), ctx->device_kind == RG_DEVICE_CPU);
     return rg_ocl_get_kernel(ctx, "offsets.cl", options, name, k);
 }
 
@@ -720,7 +721,7 @@ typedef struct seg_job {
     cl_ulong nsegs, nelems;
     cl_int kind;
     int64_t longest; /* the longest segment, or -1 when not known */
-    char options[64];
+    char options[96];
 } seg_job;
 
 static rg_status seg_kernel(const seg_job *job, const char *name, rg_ocl_kernel *k)
@@ -873,8 +874,17 @@ static rg_status elem_segments(rg_array *out, const rg_array *offsets, rg_strate
     seg_job job = {out->ctx,    rg_ocl_mem_in(offsets), rg_ocl_mem_of(out),
                    offsets->length - 1, out->length, (cl_int)kind,
                    offsets->offsets_ok ? offsets->offsets_longest : -1, ""};
-    snprintf(job.options, sizeof job.options, "-DOFF_T=%s -DOUT_T=%s -DVT=%d -DPIECE=%d",
-             cl_type(offsets->dtype), cl_type(out->dtype), MERGE_PER_ITEM, STAGED_PIECE);
+    /* A program per strategy, holding its kernels only (KERNELS of
+     * parents.cl): where ragged stores binaries, PoCL compiles every kernel
+     * of the program. */
+    bool cpu_kernels = ((rg_ocl *)out->ctx->impl)->cpu_kernels;
+    int kernels = strategy == RG_STRATEGY_BSEARCH       ? 1
+                  : strategy == RG_STRATEGY_PER_SEGMENT ? (cpu_kernels ? 2 : 2 + 4)
+                  : strategy == RG_STRATEGY_FLOOD       ? 8
+                                                        : 16;
+    snprintf(job.options, sizeof job.options,
+             "-DOFF_T=%s -DOUT_T=%s -DVT=%d -DPIECE=%d -DKERNELS=%d", cl_type(offsets->dtype),
+             cl_type(out->dtype), MERGE_PER_ITEM, STAGED_PIECE, kernels);
     switch (strategy) {
     case RG_STRATEGY_BSEARCH: return by_bsearch(&job);
     case RG_STRATEGY_PER_SEGMENT: return by_segment(&job);

@@ -104,7 +104,7 @@ typedef struct reduce_job {
     bool teams;      /* reduce_teams takes the segments of team_min or more */
     int64_t team_min;
     int64_t longest; /* the longest segment, or -1 when not known */
-    char options[256];
+    char options[320];
 } reduce_job;
 
 static rg_status get_kernel(const reduce_job *job, const char *name, rg_ocl_kernel *k)
@@ -298,14 +298,19 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
         warp = WARP;
         warp_ptx = ocl->nv_options;
     }
+    /* A program per policy (POLICY of reduce.cl): where ragged stores
+     * binaries, PoCL compiles every kernel of the program, and merge
+     * path's take seconds there, which a CPU device's reductions (per
+     * segment) need not wait for. */
+    bool merge = policy == RG_REDUCE_POLICY_MERGE_PATH;
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
              "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d "
-             "-DWARP=%d -DWARP_PTX=%d -DFLAT_BARRIERS=%d%s%s",
+             "-DWARP=%d -DWARP_PTX=%d -DFLAT_BARRIERS=%d -DPOLICY=%d%s%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
              lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? (int)job.team_min : 0,
              job.teams ? PIECE : 0, warp, warp_ptx, ctx->device_kind == RG_DEVICE_CPU,
-             fp64 ? " -DNEED_FP64" : "", registers);
+             merge ? 2 : 1, fp64 ? " -DNEED_FP64" : "", registers);
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
     case RG_REDUCE_POLICY_MERGE_PATH: return by_merge_path(&job);
