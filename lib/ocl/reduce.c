@@ -301,15 +301,22 @@ rg_status rg_ocl_segment_reduce(rg_array *out, const rg_array *content, const rg
     /* A program per policy (POLICY of reduce.cl): where ragged stores
      * binaries, PoCL compiles every kernel of the program, and merge
      * path's take seconds there, which a CPU device's reductions (per
-     * segment) need not wait for. */
+     * segment) need not wait for.  Merge path's kernels read none of the
+     * lanes', teams' and warps' options, so its programs take them as
+     * none: one program serves every variant. */
     bool merge = policy == RG_REDUCE_POLICY_MERGE_PATH;
+    bool teams = job.teams && !merge;
+    if (merge) {
+        lanes = false;
+        warp = warp_ptx = 0;
+    }
     snprintf(job.options, sizeof job.options,
              "-DT=%s -DACC=%s -DIS_FLOAT=%d -DT_MIN=%s -DT_MAX=%s -DVT=%d -DCLASS=%d "
              "-DSEG_LANES=%d -DSEG_LANES_MIN=%d -DTEAM=%d -DTEAM_MIN=%d -DPIECE=%d "
              "-DWARP=%d -DWARP_PTX=%d -DFLAT_BARRIERS=%d -DPOLICY=%d%s%s",
              t->type, t->acc, t->is_float, t->min, t->max, REDUCE_VT, (int)job.cls,
-             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, job.teams ? (int)job.team_min : 0,
-             job.teams ? PIECE : 0, warp, warp_ptx, ctx->device_kind == RG_DEVICE_CPU,
+             lanes ? SEG_LANES_CPU : 1, SEG_LANES_MIN, TEAM, teams ? (int)job.team_min : 0,
+             teams ? PIECE : 0, warp, warp_ptx, ctx->device_kind == RG_DEVICE_CPU,
              merge ? 2 : 1, fp64 ? " -DNEED_FP64" : "", registers);
     switch (policy) {
     case RG_REDUCE_POLICY_PER_SEGMENT: return by_segment(&job);
