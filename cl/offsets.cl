@@ -15,7 +15,9 @@
  * With FLAT_BARRIERS (CPU devices) work-item 0 folds the values alone, with
  * no barrier in a loop: PoCL compiled offsets_check and lengths_total in
  * 0.7 and 1.5 s with the tree, 0.3 and 0.35 s so (and ragged's disk cache
- * has it compile every kernel of the program). */
+ * has it compile every kernel of the program), and the check of the
+ * 931743 offsets of 2^22 elements in segments of 1 to 8 ran in 3.0 ms
+ * instead of 16.8. */
 #if FLAT_BARRIERS
 #define GROUP_REDUCE(fname, T, OP)                                 \
     T fname(T x, local T *buf)                                     \

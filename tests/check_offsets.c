@@ -441,7 +441,6 @@ START_TEST(test_offsets_total_limits)
 }
 END_TEST
 
-
 /* Lengths of 2^51 and more among many small ones: the sums are exact and a
  * negative length after them is still found (the OpenMP backend sums chunks
  * of small lengths in vectors and walks the others one by one). */
