@@ -600,7 +600,7 @@ END_TEST
 
 Suite *array_suite(void)
 {
-    Suite *s = suite_create("array");
+    Suite *s = test_suite("array");
 
     TCase *tc = test_tcase("basics");
     tcase_add_test(tc, test_dtype_info);

@@ -758,7 +758,7 @@ END_TEST
 
 Suite *context_suite(void)
 {
-    Suite *s = suite_create("context");
+    Suite *s = test_suite("context");
 
     TCase *tc = test_tcase("create");
     tcase_add_loop_test(tc, test_create_free, 0, TEST_NBACKENDS);

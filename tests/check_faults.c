@@ -582,7 +582,7 @@ END_TEST
 
 Suite *faults_suite(void)
 {
-    Suite *s = suite_create("faults");
+    Suite *s = test_suite("faults");
     TCase *tc = test_tcase("opencl");
     tcase_add_test(tc, test_fault_upload);
     tcase_add_test(tc, test_fault_parked_upload);

@@ -846,7 +846,7 @@ END_TEST
 
 Suite *list_suite(void)
 {
-    Suite *s = suite_create("list");
+    Suite *s = test_suite("list");
     TCase *tc = test_tcase("operations");
     tcase_add_loop_test(tc, test_create, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_each_op, 0, TEST_NBACKENDS);

@@ -243,7 +243,7 @@ END_TEST
 
 Suite *nested_suite(void)
 {
-    Suite *s = suite_create("nested");
+    Suite *s = test_suite("nested");
     TCase *tc = test_tcase("nested");
     tcase_add_loop_test(tc, test_nested_example, 0, TEST_NBACKENDS);
     tcase_add_loop_test(tc, test_nested_random, 0, TEST_NBACKENDS_GPU_KERNELS);

@@ -1104,7 +1104,7 @@ END_TEST
 
 Suite *nonzero_suite(void)
 {
-    Suite *s = suite_create("nonzero");
+    Suite *s = test_suite("nonzero");
 
     TCase *tc = test_tcase("nonzero");
     tcase_add_loop_test(tc, test_nonzero_dtypes, 0, TEST_NBACKENDS * N_DTYPES);

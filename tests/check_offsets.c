@@ -837,7 +837,7 @@ END_TEST
 
 Suite *offsets_suite(void)
 {
-    Suite *s = suite_create("offsets");
+    Suite *s = test_suite("offsets");
 
     TCase *tc = test_tcase("validate");
     tcase_add_loop_test(tc, test_validate_ok, 0, TEST_NBACKENDS);

@@ -809,7 +809,7 @@ END_TEST
 
 Suite *parents_suite(void)
 {
-    Suite *s = suite_create("parents");
+    Suite *s = test_suite("parents");
 
     TCase *tc = test_tcase("strategies");
     tcase_add_loop_test(tc, test_strategy_choose, 0, TEST_NBACKENDS);

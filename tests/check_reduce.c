@@ -1423,7 +1423,7 @@ END_TEST
 
 Suite *reduce_suite(void)
 {
-    Suite *s = suite_create("reduce");
+    Suite *s = test_suite("reduce");
 
     TCase *tc = test_tcase("values");
     tcase_add_loop_test(tc, test_reduce_tables, 0, TEST_NBACKENDS);

@@ -525,7 +525,7 @@ END_TEST
 
 Suite *segd_suite(void)
 {
-    Suite *s = suite_create("segd");
+    Suite *s = test_suite("segd");
     TCase *tc = test_tcase("segd");
     tcase_add_test(tc, test_split_segs_example);
     tcase_add_test(tc, test_split_elems_example);

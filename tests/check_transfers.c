@@ -457,7 +457,7 @@ END_TEST
 
 Suite *transfers_suite(void)
 {
-    Suite *s = suite_create("transfers");
+    Suite *s = test_suite("transfers");
     TCase *tc = test_tcase("counts");
     tcase_add_test(tc, test_write_then_kernel);
     tcase_add_test(tc, test_hull_of_writes);

@@ -17,8 +17,39 @@
  * machine with empty program caches). */
 #define TEST_TIMEOUT_S 900.0
 
+enum { TEST_MAX_CASES = 128 };
+static struct {
+    const char *suite, *tcase;
+} cases[TEST_MAX_CASES];
+static size_t ncases;
+static const char *suite_now;
+
+Suite *test_suite(const char *name)
+{
+    suite_now = name;
+    return suite_create(name);
+}
+
+size_t test_ncases(void)
+{
+    return ncases;
+}
+
+void test_case_name(size_t i, const char **suite, const char **tcase)
+{
+    *suite = cases[i].suite;
+    *tcase = cases[i].tcase;
+}
+
 TCase *test_tcase(const char *name)
 {
+    if (!suite_now || ncases == TEST_MAX_CASES) {
+        fprintf(stderr, "test_tcase(%s): %s\n", name,
+                suite_now ? "more cases than TEST_MAX_CASES" : "no test_suite before it");
+        abort();
+    }
+    cases[ncases].suite = suite_now;
+    cases[ncases++].tcase = name;
     TCase *tc = tcase_create(name);
     /* CK_EXCLUDE_TAGS=big leaves out the cases of big inputs (.ci/run's
      * distcheck, which checks the tarball, not the code again). */

@@ -27,10 +27,16 @@ Suite *transfers_suite(void);
 Suite *reduce_suite(void);
 Suite *faults_suite(void);
 
-/* A test case with a timeout generous enough for cold PoCL kernel builds
- * (unless CK_DEFAULT_TIMEOUT is set, which then wins); one named "big" is
- * tagged "big", for CK_EXCLUDE_TAGS. */
+/* A suite, and a test case of the suite made last, with a timeout generous
+ * enough for cold PoCL kernel builds (unless CK_DEFAULT_TIMEOUT is set,
+ * which then wins); a case named "big" is tagged "big", for
+ * CK_EXCLUDE_TAGS.  Every case made is listed, with its suite, for
+ * check_main.c, which runs cases in parallel processes. */
+Suite *test_suite(const char *name);
 TCase *test_tcase(const char *name);
+/* The cases listed so far; i from 0 to test_ncases() - 1. */
+size_t test_ncases(void);
+void test_case_name(size_t i, const char **suite, const char **tcase);
 
 rg_backend test_backend(int backend_index);
 const char *test_backend_label(int backend_index);
