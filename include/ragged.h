@@ -85,7 +85,8 @@ typedef enum rg_device_kind {
 
 /* A context and the arrays it owns are for one thread at a time (calls on
  * them update the context's message and the arrays' caches); separate
- * contexts may be used from separate threads.
+ * contexts may be used from separate threads (on PoCL their kernels then
+ * run one at a time, working around a fault of PoCL's).
  *
  * Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
  * environment steers: RAGGED_BACKEND=auto|opencl|openmp.  Every OpenCL

@@ -580,6 +580,38 @@ START_TEST(test_fault_kernel_fifo)
 }
 END_TEST
 
+/* On PoCL each launch waits for its kernel (ops.c: PoCL can abort when
+ * kernels of several contexts run at once).  A failed wait is the op's
+ * failure, named, with its output reported as possibly written; the context
+ * goes on working. */
+START_TEST(test_fault_kernel_wait)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    if (!test_contains(rg_context_device(ctx), "Portable Computing Language")) {
+        fprintf(stderr, "skipped: not PoCL (%s), whose launches do not wait\n",
+                rg_context_device(ctx));
+        rg_context_free(ctx);
+        return;
+    }
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, -7);
+    ck_assert_int_eq(rg_offsets_validate(o, 9), RG_OK);
+    arm("clWaitForEvents", 0, CL_OUT_OF_RESOURCES);
+    rg_status st = rg_parents(out, o, RG_STRATEGY_PER_SEGMENT, NULL);
+    ck_assert_msg(st == RG_EDEVICE, "a failed wait: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_msg(test_contains(rg_context_error(ctx), "clWaitForEvents(seg_per_segment)") &&
+                      test_contains(rg_context_error(ctx), "partly written"),
+                  "message: %s", rg_context_error(ctx));
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK);
+    expect_values(out, four_parents, 9, "parents after a failed wait");
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+}
+END_TEST
+
 Suite *faults_suite(void)
 {
     Suite *s = test_suite("faults");
@@ -595,6 +627,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_scratch_grow);
     tcase_add_test(tc, test_fault_nonzero_kernel_group);
     tcase_add_test(tc, test_fault_launch_memory);
+    tcase_add_test(tc, test_fault_kernel_wait);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -220,6 +220,7 @@ static rg_status open_device(rg_context *ctx, rg_ocl *ocl, const candidate *c)
     device_string(c->device, CL_DRIVER_VERSION, ocl->driver_version, sizeof ocl->driver_version);
     read_limits(ocl);
     ocl->nv_options = read_nv_options(ocl);
+    ocl->serial = contains_nocase(c->platform_name, "Portable Computing Language");
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     cl_int err;

@@ -75,6 +75,8 @@ typedef struct rg_ocl {
     bool nv_options;         /* the device takes NVIDIA's compiler options (-cl-nv-...) */
     size_t group_cap;        /* RAGGED_OPENCL_MAX_GROUPS, or 0: caps grid-stride launches */
     bool profile;            /* RAGGED_PROFILE=1: each launch waits and reports its time */
+    bool serial;             /* PoCL: kernel runs and binary reads one at a time in the
+                              * process (rg_ocl_serial_begin) */
     char build_options[256]; /* RAGGED_OPENCL_BUILD_OPTIONS: added to every program's build */
     rg_ocl_program *programs; /* built programs of this context, a list */
     rg_status deferred;      /* an upload in mem_of failed; the next launch reports it */
@@ -127,7 +129,13 @@ RG_HIDDEN cl_mem rg_ocl_mem_of(const rg_array *a);
  * array's host copy still holds its changes, and they go up next time. */
 RG_HIDDEN void rg_ocl_begin(rg_context *ctx);
 
-/* Sets the arguments and enqueues groups work-groups of group work-items. */
+/* Around PoCL's kernel runs and program binary reads: a process-wide lock
+ * on PoCL, nothing elsewhere (ops.c says why). */
+RG_HIDDEN void rg_ocl_serial_begin(const rg_ocl *ocl);
+RG_HIDDEN void rg_ocl_serial_end(const rg_ocl *ocl);
+
+/* Sets the arguments and enqueues groups work-groups of group work-items
+ * (on PoCL, waits for them). */
 RG_HIDDEN rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups,
                                   size_t group, const kernel_arg *args, size_t nargs);
 /* Work-groups for a grid-stride loop over n items, at least 1, at most cap

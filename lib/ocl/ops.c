@@ -1,6 +1,7 @@
 /* ops.c — the OpenCL backend's table: device arrays and the offsets primitives as kernel launches. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,6 +128,30 @@ static void report_time(const rg_ocl_kernel *k, size_t groups, size_t group, cl_
     rg_cl.clReleaseEvent(done);
 }
 
+/* PoCL keeps one list of loaded kernels for the whole process, and when a
+ * kernel ends it looks the kernel's entry up by kernel and work-group size
+ * alone, so the entry it finds can be another's: that of the same kernel
+ * (built in another context) run on a wider grid from another queue, say.
+ * It then aborts on an assertion (pocl_release_dlhandle_cache: PoCL 3.1,
+ * when three threads' contexts built and ran the same programs at once).
+ * So on PoCL, a launch takes this lock and holds it until its kernel is
+ * done, one kernel at a time in the process, which costs a CPU device
+ * little: each kernel uses every core anyway.  Reading a program's binaries
+ * takes it too, as PoCL then compiles and lists the program's kernels. */
+static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rg_ocl_serial_begin(const rg_ocl *ocl)
+{
+    if (ocl->serial)
+        pthread_mutex_lock(&serial_lock);
+}
+
+void rg_ocl_serial_end(const rg_ocl *ocl)
+{
+    if (ocl->serial)
+        pthread_mutex_unlock(&serial_lock);
+}
+
 rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
                         const kernel_arg *args, size_t nargs)
 {
@@ -144,18 +169,30 @@ rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, 
     }
     size_t global = groups * group, local = group;
     cl_event done = NULL;
+    rg_ocl_serial_begin(ocl);
     cl_int err = rg_cl.clEnqueueNDRangeKernel(ocl->queue, k->kernel, 1, NULL, &global, &local,
-                                              0, NULL, ocl->profile ? &done : NULL);
+                                              0, NULL, ocl->profile || ocl->serial ? &done : NULL);
+    cl_int waited = CL_SUCCESS;
+    if (err == CL_SUCCESS && ocl->serial)
+        waited = rg_cl.clWaitForEvents(1, &done);
+    rg_ocl_serial_end(ocl);
     if (err != CL_SUCCESS) {
         snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
         return rg_cl_fail(ctx, err, false, what);
     }
-    if (done)
-        report_time(k, groups, group, done);
     /* Whether the kernel may write the op's output: one of its buffers. */
     for (size_t i = 0; i < nargs; i++)
         if (args[i].buffer)
             rg_op_queued(ctx, *(const cl_mem *)args[i].value);
+    if (waited != CL_SUCCESS) {
+        rg_cl.clReleaseEvent(done);
+        snprintf(what, sizeof what, "clWaitForEvents(%s)", k->name);
+        return rg_cl_fail(ctx, waited, false, what);
+    }
+    if (ocl->profile)
+        report_time(k, groups, group, done);
+    else if (done)
+        rg_cl.clReleaseEvent(done);
     return RG_OK;
 }
 

@@ -334,17 +334,21 @@ static void make_dirs(const char *dir)
     mkdir(path, 0777);
 }
 
-static unsigned char *program_binary(cl_program program, size_t *size)
+/* PoCL compiles the program's kernels to give its binary, adding them to
+ * its list of loaded kernels: hence the lock (see rg_ocl_serial_begin). */
+static unsigned char *program_binary(const rg_ocl *ocl, cl_program program, size_t *size)
 {
-    if (rg_cl.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof *size, size, NULL) !=
-            CL_SUCCESS || *size == 0)
-        return NULL;
-    unsigned char *binary = malloc(*size);
+    rg_ocl_serial_begin(ocl);
+    unsigned char *binary = NULL;
+    if (rg_cl.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof *size, size, NULL) ==
+            CL_SUCCESS && *size > 0)
+        binary = malloc(*size);
     if (binary && rg_cl.clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary,
                                          NULL) != CL_SUCCESS) {
         free(binary);
-        return NULL;
+        binary = NULL;
     }
+    rg_ocl_serial_end(ocl);
     return binary;
 }
 
@@ -374,7 +378,7 @@ static void cache_store(const rg_ocl *ocl, const char *dir, cache_key key, cl_pr
     if (!cache_path(path, sizeof path, dir, key) ||
         snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
         return;
-    unsigned char *binary = program_binary(program, &size);
+    unsigned char *binary = program_binary(ocl, program, &size);
     if (!binary)
         return;
     make_dirs(dir);
