@@ -50,7 +50,10 @@ static void usage(FILE *f)
             "--variants K (default 1) draws the lengths K times (other seeds, same\n"
             "distribution); parents, local_index, starts and segment_nonzero take them\n"
             "in turn.  On small inputs a branch predictor learns one repeated input,\n"
-            "which flatters branchy code (bytes and segments: the first draw's).\n");
+            "which flatters branchy code (bytes and segments: the first draw's).\n"
+            "On OpenMP, each size of 32 MiB of int64 or more first times a fill with\n"
+            "streamed and with plain stores (RAGGED_OMP_STREAM=0), in turns; the rows\n"
+            "keep the setting the run started with.\n");
 }
 
 static void die(const char *fmt, ...)
@@ -970,6 +973,41 @@ static void bench_more(const options *o, const char *backend, int d, int64_t n)
     free(len);
 }
 
+/* OpenMP streams outputs of 32 MiB or more past the caches unless
+ * RAGGED_OMP_STREAM=0 (read at each op), and which stores are faster
+ * depends on the machine: a fill of n int64 both ways, in turns, shows it.
+ * The rows keep the setting the run started with. */
+static const char *g_stream_env; /* RAGGED_OMP_STREAM as the run started, or NULL */
+static void stores_as_started(void)
+{
+    if (g_stream_env)
+        setenv("RAGGED_OMP_STREAM", g_stream_env, 1);
+    else
+        unsetenv("RAGGED_OMP_STREAM");
+}
+static rg_status run_fill_stores(job *j, const char *setting)
+{
+    setenv("RAGGED_OMP_STREAM", setting, 1);
+    rg_status st = run_fill(j);
+    stores_as_started();
+    return st;
+}
+static rg_status run_fill_streamed(job *j) { return run_fill_stores(j, "1"); }
+static rg_status run_fill_plain(job *j) { return run_fill_stores(j, "0"); }
+
+static void bench_fill_stores(const options *o, int64_t n)
+{
+    if ((double)n * 8.0 < (double)(32 << 20))
+        return;
+    rg_array *out = new_array(RG_INT64, (size_t)n);
+    job streamed = {.out = out, .fn = run_fill_streamed}, plain = {.out = out, .fn = run_fill_plain};
+    paired pt = time_paired(&plain, &streamed, o->reps);
+    printf("openmp  fill of %lld int64: streamed %.3f ms, plain (RAGGED_OMP_STREAM=0) %.3f ms, "
+           "plain / streamed %.2fx (median of paired runs)\n",
+           (long long)n, 1e3 * pt.ceiling, 1e3 * pt.op, pt.ratio);
+    rg_array_free(out);
+}
+
 static void bench_backend(const options *o, const char *backend)
 {
     rg_backend b = !strcmp(backend, "opencl") ? RG_BACKEND_OPENCL : RG_BACKEND_OPENMP;
@@ -996,6 +1034,8 @@ static void bench_backend(const options *o, const char *backend)
             v *= 1024 * 1024;
         if (v < 1)
             die("bad size %s", tok);
+        if (b == RG_BACKEND_OPENMP)
+            bench_fill_stores(o, (int64_t)v);
         for (int d = 0; d < NDISTS; d++)
             if (has_word(o->dists, dist_names[d])) {
                 bench_case(o, backend, d, (int64_t)v);
@@ -1015,6 +1055,7 @@ int main(int argc, char **argv)
     options o;
     parse_options(argc, argv, &o);
     g_recheck = o.recheck;
+    g_stream_env = getenv("RAGGED_OMP_STREAM");
     if (o.csv) {
         g_csv = fopen(o.csv, "w");
         if (!g_csv)

@@ -476,15 +476,22 @@ START_TEST(test_fill_no_kernel)
 END_TEST
 
 /* A fill of 32 MiB or more is streamed on the OpenMP backend (a 16-byte
- * pattern of the value, the unaligned ends stored one element at a time):
- * every element of every width holds the value's bytes, with 1 to 3
- * threads cutting the array at odd places. */
+ * pattern of the value, the unaligned ends stored one element at a time),
+ * or stored plainly with RAGGED_OMP_STREAM=0 (read at each op): every
+ * element of every width holds the value's bytes, with 1 to 3 threads
+ * cutting the array at odd places. */
 START_TEST(test_fill_streamed)
 {
-    TEST_CONTEXT(ctx, test_backend_plain(_i));
+    int b = test_backend_plain(_i);
+    TEST_CONTEXT(ctx, b);
     const rg_dtype types[4] = {RG_UINT8, RG_INT16, RG_UINT32, RG_INT64};
     const uint64_t value = 0x0102030405060708u; /* distinct bytes: a shifted pattern shows */
-    for (int round = 0, nthreads; round < 3 && (nthreads = test_threads(round)) > 0; round++) {
+    for (int round = 0, nthreads; round < 4 && (nthreads = test_threads(round % 3 + round / 3)) > 0;
+         round++) {
+        if (round == 3 && b != TEST_BACKEND_OPENMP)
+            break;
+        if (round == 3)
+            test_setenv("RAGGED_OMP_STREAM", "0");
         for (int t = 0; t < 4; t++) {
             size_t size = rg_dtype_size(types[t]);
             size_t n = ((size_t)32 << 20) / size + 13 + (size_t)round;
@@ -496,12 +503,14 @@ START_TEST(test_fill_streamed)
             size_t k = 0; /* one assertion per check: check logs every one it evaluates */
             while (k < n && memcmp(got + k * size, &value, size) == 0)
                 k++;
-            ck_assert_msg(k == n, "%s fill of %zu elements, %d threads: element %zu differs",
-                          rg_dtype_name(types[t]), n, nthreads, k);
+            ck_assert_msg(k == n, "%s fill of %zu elements, %d threads%s: element %zu differs",
+                          rg_dtype_name(types[t]), n, nthreads,
+                          round == 3 ? ", plain stores" : "", k);
             free(got);
             rg_array_free(a);
         }
     }
+    test_unsetenv("RAGGED_OMP_STREAM");
     test_threads_restore();
     rg_context_free(ctx);
 }

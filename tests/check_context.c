@@ -152,6 +152,65 @@ START_TEST(test_env_bogus)
 }
 END_TEST
 
+/* RAGGED_OMP_STREAM: 0 (plain stores), 1 or empty (streamed outputs of
+ * 32 MiB or more) make OpenMP contexts whose ops run; any other value fails
+ * an OpenMP context, asked for or reached through auto, with a message
+ * naming the variable.  OpenCL contexts do not read it.  (The results under
+ * both settings: test_fill_streamed, test_elem_plain_stores.) */
+START_TEST(test_env_omp_stream)
+{
+    static const char *const good[] = {"0", "1", ""};
+    static const int64_t lengths[] = {2, 0, 3};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        test_setenv("RAGGED_OMP_STREAM", good[i]);
+        rg_context *ctx = UNTOUCHED;
+        rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENMP);
+        ck_assert_msg(st == RG_OK, "RAGGED_OMP_STREAM=\"%s\": %d %s", good[i], (int)st,
+                      rg_context_error(NULL));
+        rg_array *len = NULL, *off = NULL, *out = NULL;
+        ck_assert_int_eq(rg_array_from_host(&len, ctx, RG_INT64, lengths, 3), RG_OK);
+        ck_assert_int_eq(rg_array_create(&off, ctx, RG_INT64, 4), RG_OK);
+        ck_assert_int_eq(rg_array_create(&out, ctx, RG_INT64, 5), RG_OK);
+        ck_assert_int_eq(rg_offsets_from_lengths(off, len), RG_OK);
+        ck_assert_int_eq(rg_local_index(out, off, RG_STRATEGY_AUTO, NULL), RG_OK);
+        int64_t got[5] = {0};
+        ck_assert_int_eq(rg_array_read(got, out, 0, 5), RG_OK);
+        static const int64_t want[5] = {0, 1, 0, 1, 2};
+        ck_assert_msg(memcmp(got, want, sizeof want) == 0,
+                      "local index wrong under RAGGED_OMP_STREAM=\"%s\"", good[i]);
+        rg_array_free(out);
+        rg_array_free(off);
+        rg_array_free(len);
+        rg_context_free(ctx);
+    }
+    static const char *const bad[] = {"2", "yes", "auto", " 0", "1 "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        test_setenv("RAGGED_OMP_STREAM", bad[i]);
+        for (int auto_ = 0; auto_ < 2; auto_++) {
+            if (auto_)
+                test_setenv("RAGGED_BACKEND", "openmp");
+            rg_context *ctx = UNTOUCHED;
+            rg_status st = rg_context_create(&ctx, auto_ ? RG_BACKEND_AUTO : RG_BACKEND_OPENMP);
+            ck_assert_msg(st == RG_EINVAL, "RAGGED_OMP_STREAM=\"%s\"%s: %d", bad[i],
+                          auto_ ? " (auto)" : "", (int)st);
+            ck_assert_ptr_eq(ctx, UNTOUCHED);
+            ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OMP_STREAM"),
+                          "message: \"%s\"", rg_context_error(NULL));
+        }
+        test_unsetenv("RAGGED_BACKEND");
+    }
+    /* An OpenCL context takes no notice (none here: skipped). */
+    test_unsetenv("RAGGED_DEVICE");
+    rg_context *ctx = NULL;
+    if (rg_context_create(&ctx, RG_BACKEND_OPENCL) == RG_OK)
+        rg_context_free(ctx);
+    else
+        ck_assert_msg(!test_opencl_required(), "OpenCL context under RAGGED_OMP_STREAM=\"1 \": %s",
+                      rg_context_error(NULL));
+    test_unsetenv("RAGGED_OMP_STREAM");
+}
+END_TEST
+
 /* Plain auto never takes an OpenCL CPU device (PoCL): GPU/accelerator or OpenMP. */
 START_TEST(test_auto_plain)
 {
@@ -781,6 +840,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_env_openmp);
     tcase_add_test(tc, test_env_opencl);
     tcase_add_test(tc, test_env_bogus);
+    tcase_add_test(tc, test_env_omp_stream);
     tcase_add_test(tc, test_auto_plain);
     tcase_add_test(tc, test_missing_opencl_library);
     tcase_add_test(tc, test_device_no_match);

@@ -329,11 +329,14 @@ static int64_t *short_lengths(int64_t win, size_t nsegs, uint64_t seed)
  * beside window edges, and one huge segment, past 32 MiB of int32 output
  * (streamed) or under 32 MiB of int64 output, on every dtype pair and
  * thread count (streamed: each pair on two of them); on OpenMP also with
- * its AVX-512 paths off. */
-static void check_windows(int b, bool streamed)
+ * its AVX-512 paths off, and with RAGGED_OMP_STREAM=0 (plain: outputs past
+ * 32 MiB stored as those in cache are; on 1 and 2 threads). */
+static void check_windows(int b, bool streamed, bool plain)
 {
+    if (plain)
+        test_setenv("RAGGED_OMP_STREAM", "0");
     TEST_CONTEXT(ctx, b);
-    int rounds = test_thread_rounds(ctx);
+    int rounds = plain ? 2 : test_thread_rounds(ctx);
     /* elements: past 32 MiB as int32, or under it as int64 */
     int64_t n = streamed ? ((int64_t)33 << 20) / 4 : ((int64_t)31 << 20) / 8;
     size_t nsegs = streamed ? 330000 : 30000;
@@ -355,7 +358,7 @@ static void check_windows(int b, bool streamed)
                       off[nshort] < 16 * (int64_t)nshort,
                   "short case of the wrong size or too long: %lld", (long long)off[nshort]);
     free(off);
-    const char *how = streamed ? "streamed" : "in cache";
+    const char *how = plain ? "plain stores" : streamed ? "streamed" : "in cache";
     for (int round = 0, nthreads; round < rounds && (nthreads = test_threads(round)) > 0;
          round++) {
         /* Streamed, two dtype pairs per thread count (these cases take
@@ -373,6 +376,7 @@ static void check_windows(int b, bool streamed)
         check_lengths_dtypes(ctx, edges, nedges, RG_STRATEGY_MERGE_PATH, pairs, what);
     }
     test_threads_restore();
+    test_unsetenv("RAGGED_OMP_STREAM");
     free(edges);
     free(huge);
     free(shorts);
@@ -382,13 +386,19 @@ static void check_windows(int b, bool streamed)
 
 START_TEST(test_elem_streamed)
 {
-    check_windows(test_backend_plain(_i), true);
+    check_windows(test_backend_plain(_i), true, false);
 }
 END_TEST
 
 START_TEST(test_elem_windows)
 {
-    check_windows(test_backend_plain(_i), false);
+    check_windows(test_backend_plain(_i), false, false);
+}
+END_TEST
+
+START_TEST(test_elem_plain_stores)
+{
+    check_windows(TEST_BACKEND_OPENMP, true, true);
 }
 END_TEST
 
@@ -821,6 +831,7 @@ Suite *parents_suite(void)
     tc = test_tcase("big");
     tcase_add_loop_test(tc, test_elem_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_STRATEGIES);
     tcase_add_loop_test(tc, test_elem_streamed, 0, TEST_NBACKENDS_PLAIN);
+    tcase_add_test(tc, test_elem_plain_stores);
     tcase_add_loop_test(tc, test_elem_windows, 0, TEST_NBACKENDS_PLAIN);
     tcase_add_loop_test(tc, test_elem_regular, 0, TEST_NBACKENDS_PLAIN);
     suite_add_tcase(s, tc);

@@ -88,9 +88,14 @@ static inline size_t part_begin(size_t n, int t, int parts)
  * line not in cache first reads the line (read for ownership); a streaming
  * store does not, and an output this large cannot stay in cache anyway.
  * On a 2-core Intel Xeon a plain fill of 800 MB took 49 ms and a streamed
- * one 17.5 ms (BENCHMARKS.md).  Baseline x86-64 has them (SSE2); elsewhere
- * the helpers fall back to plain stores.  Streamed stores are weakly
- * ordered: a thread calls stream_fence() before others may read them. */
+ * one 17.5 ms (BENCHMARKS.md).  Not everywhere: on a 2-core Cascade Lake
+ * VM plain stores filled 800 MB in 0.71x the time of streamed ones (but
+ * made the short segments' floods slower), so RAGGED_OMP_STREAM=0 turns
+ * them off (read at each op).  No probe picks at run time: timing 72 MiB
+ * both ways there took 0.07 to 0.22 s and disagreed with the 800 MB fills
+ * in 1 of 8 processes.  Baseline x86-64 has them (SSE2); elsewhere the
+ * helpers fall back to plain stores.  Streamed stores are weakly ordered:
+ * a thread calls stream_fence() before others may read them. */
 #define RG_OMP_STREAM_MIN ((size_t)32 << 20)
 
 #if defined(__SSE2__) && defined(__x86_64__)
@@ -100,10 +105,11 @@ static inline size_t part_begin(size_t n, int t, int parts)
 #define RG_OMP_HAVE_STREAM 0
 #endif
 
-/* Whether an output of nbytes is worth streaming. */
+/* Whether an output of nbytes is worth streaming (the size first: getenv
+ * only for outputs that large). */
 static inline bool stream_output(size_t nbytes)
 {
-    return RG_OMP_HAVE_STREAM && nbytes >= RG_OMP_STREAM_MIN;
+    return RG_OMP_HAVE_STREAM && nbytes >= RG_OMP_STREAM_MIN && !rg_env_off("RAGGED_OMP_STREAM");
 }
 
 /* A prefetch of the line at a that the compiler keeps: gcc 12 dropped every
