@@ -199,7 +199,7 @@ START_TEST(test_env_omp_stream)
         }
         test_unsetenv("RAGGED_BACKEND");
     }
-    /* An OpenCL context takes no notice (none here: skipped). */
+    /* An OpenCL context takes no notice (where there is an OpenCL device). */
     test_unsetenv("RAGGED_DEVICE");
     rg_context *ctx = NULL;
     if (rg_context_create(&ctx, RG_BACKEND_OPENCL) == RG_OK)
