@@ -328,6 +328,22 @@ RG_HIDDEN rg_status rg_set_error(rg_context *ctx, rg_status status, const char *
 RG_HIDDEN void rg_append_error(rg_context *ctx, const char *text);
 RG_HIDDEN void rg_clear_error(rg_context *ctx);
 
+/* A switch read from the environment variable `name` when a context is
+ * created (RAGGED_PROFILE, RAGGED_OMP_STREAM): *on (if not NULL) is whether
+ * it is "1"; unset, empty, "0" and "1" are fine, any other value is
+ * RG_EINVAL with a message naming the variable, so that a typo is an error
+ * rather than the default. */
+static inline rg_status rg_env_switch(rg_context *ctx, const char *name, bool *on)
+{
+    const char *v = getenv(name);
+    bool one = v && strcmp(v, "1") == 0;
+    if (on)
+        *on = one;
+    if (v && *v && !one && strcmp(v, "0") != 0)
+        return rg_set_error(ctx, RG_EINVAL, "%s=\"%s\": expected 0 or 1", name, v);
+    return RG_OK;
+}
+
 /* Backend init functions: fill ctx->ops, ctx->impl, ctx->device, ctx->device_kind
  * (the front end sets ctx->backend).  On failure they release whatever they
  * made and leave ctx->ops NULL.  rg_ocl_init returns RG_ENODEVICE when there

@@ -288,18 +288,6 @@ static rg_status read_caps(rg_context *ctx, size_t *groups, size_t *group_size)
     return st;
 }
 
-/* RAGGED_PROFILE=1: every kernel launch waits for its kernel and prints the
- * kernel's device time to stderr (where a bench's time goes, per kernel);
- * unset, empty or 0: off. */
-static rg_status read_profile(rg_context *ctx, bool *on)
-{
-    const char *v = getenv("RAGGED_PROFILE");
-    *on = v && strcmp(v, "1") == 0;
-    if (v && *v && !*on && strcmp(v, "0") != 0)
-        return rg_set_error(ctx, RG_EINVAL, "RAGGED_PROFILE=\"%s\": expected 0 or 1", v);
-    return RG_OK;
-}
-
 /* RAGGED_OPENCL_BUILD_OPTIONS: compiler options added to every program's
  * build (a vendor's, such as NVIDIA's -cl-nv-maxrregcount=N, for tuning);
  * they take part in the disk cache's key like the library's own. */
@@ -328,7 +316,7 @@ rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
     if (st == RG_OK)
         st = read_caps(ctx, &group_cap, &group_size_cap);
     if (st == RG_OK)
-        st = read_profile(ctx, &profile);
+        st = rg_env_switch(ctx, "RAGGED_PROFILE", &profile); /* rg_ocl.profile */
     if (st == RG_OK)
         st = read_build_options(ctx, build_options, sizeof build_options);
     if (st != RG_OK)

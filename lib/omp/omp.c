@@ -1741,11 +1741,10 @@ static const rg_ops omp_ops = {
 
 rg_status rg_omp_init(rg_context *ctx)
 {
-    /* Read again at each op (stream_output); checked here, so that a typo
-     * is an error rather than the default. */
-    const char *v = getenv("RAGGED_OMP_STREAM");
-    if (v && *v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-        return rg_set_error(ctx, RG_EINVAL, "RAGGED_OMP_STREAM=\"%s\": expected 0 or 1", v);
+    /* Read again at each op (stream_output); checked here. */
+    rg_status st = rg_env_switch(ctx, "RAGGED_OMP_STREAM", NULL);
+    if (st != RG_OK)
+        return st;
     ctx->ops = &omp_ops;
     ctx->impl = NULL;
     ctx->device_kind = RG_DEVICE_CPU;
