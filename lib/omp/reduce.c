@@ -461,9 +461,11 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * is reduced in the 8 lanes of a register, lane j holding segment j: step m
  * gathers element m of every segment longer than m.  Each lane still folds
  * its segment left to right, so the results are the bits of the windows
- * above; lanes past their segment's end gather nothing and keep their value.
- * Why: the windows cost about 11 cycles per segment of 0 to 15 elements, a
- * gather of 8 about 3.5 (BENCHMARKS.md).  The tile's results are one 64-byte
+ * above.  Sums and products take the elements from rows (below); min, max,
+ * argmin and argmax gather them, or permute them out of registers, and
+ * lanes past their segment's end keep their value.  Why: the windows cost
+ * about 11 cycles per segment of 0 to 15 elements, a gather of 8 about 3.5
+ * on the Intel Xeon of earlier sessions (BENCHMARKS.md).  The tile's results are one 64-byte
  * line (float32: half a line), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
  * lone lane, below), and float min/max tiles with a NaN outside it (whose
@@ -633,11 +635,12 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still st
         return i;                                                                          \
     }
 
-/* Tiles of 8-byte elements spanning at most RG_SIMD_WINDOW elements load
- * the span into registers (2, 4 or 8) and take step m's elements from them
- * by permutes instead of a gather: on an AMD EPYC (Zen 5) the gathers made
- * tiles of 1 to 8 elements slower than the windows, and permutes cost a
- * cycle or two each (BENCHMARKS.md).  Same elements, same order: same bits. */
+/* Extreme tiles of 8-byte elements spanning at most RG_SIMD_WINDOW
+ * elements load the span into registers (2, 4 or 8) and take step m's
+ * elements from them by permutes instead of a gather: on an AMD EPYC (Zen
+ * 5) the gathers made tiles of 1 to 8 elements slower than the windows, and
+ * permutes cost a cycle or two each (BENCHMARKS.md).  Same elements, same
+ * order: same bits. */
 #define RG_SIMD_WINDOW 64
 
 /* Register q of a window: its 8 elements of 8 bytes from base + 8q, those
@@ -676,8 +679,6 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
     return _mm512_mask_blend_epi64(b5, simd_win4(r0, r1, r2, r3, rel),
                                    simd_win4(r4, r5, r6, r7, rel));
 }
-#define RG_SIMD_FROM_PD(v) _mm512_castsi512_pd(v)
-#define RG_SIMD_FROM_EPI64(v) (v)
 #define RG_SIMD_FROM_pd(v) _mm512_castsi512_pd(v)
 #define RG_SIMD_FROM_epi64(v) (v)
 #define RG_SIMD_FROM_epu64(v) (v)
@@ -728,7 +729,6 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
             STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7, idx)));                   \
         }                                                                                  \
     }
-#define RG_SIMD_LOADED_NOTHING(r) (void)0
 
 /* The accumulators of arithmetic tiles and their stores: float64 sums and
  * products, and float32 ones folded in double as the windows do (each float
@@ -744,15 +744,58 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
     _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define RG_SIMD_LOAD_u32(p)                                                                \
     _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
-#define RG_SIMD_GATHER_f64(k, idx, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), k, idx, x, 8)
-#define RG_SIMD_GATHER_f32(k, idx, x)                                                      \
-    _mm512_cvtps_pd(_mm512_mask_i64gather_ps(_mm256_setzero_ps(), k, idx, x, 4))
-#define RG_SIMD_GATHER_i64(k, idx, x)                                                      \
-    _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), k, idx, x, 8)
-#define RG_SIMD_GATHER_i32(k, idx, x)                                                      \
-    _mm512_cvtepi32_epi64(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, x, 4))
-#define RG_SIMD_GATHER_u32(k, idx, x)                                                      \
-    _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(_mm256_setzero_si256(), k, idx, x, 4))
+/* Row loads: the elements of k (8 bits) from p, as 8 lanes of 64 bits, the
+ * others pad (zero for integers).  The addresses are computed as integers
+ * (a row with no element may start past the content); masked lanes are not
+ * read. */
+#define RG_SIMD_ROW_f64(k, p, pad) _mm512_castpd_si512(_mm512_mask_loadu_pd(_mm512_set1_pd(pad), k, p))
+#define RG_SIMD_ROW_f32(k, p, pad)                                                         \
+    _mm512_castpd_si512(_mm512_cvtps_pd(_mm512_castps512_ps256(                            \
+        _mm512_mask_loadu_ps(_mm512_set1_ps((float)(pad)), (__mmask16)(k), p))))
+#define RG_SIMD_ROW_i64(k, p, pad) _mm512_maskz_loadu_epi64(k, p)
+#define RG_SIMD_ROW_i32(k, p, pad)                                                         \
+    _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)(k), p)))
+#define RG_SIMD_ROW_u32(k, p, pad)                                                         \
+    _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)(k), p)))
+#define RG_SIMD_AS_PD(v) _mm512_castsi512_pd(v)
+#define RG_SIMD_AS_EPI64(v) (v)
+
+/* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
+ * (24 shuffles). */
+RG_AVX512 static inline void simd_transpose8(__m512i r[8])
+{
+    __m512i t[8], u[8];
+    RG_UNROLL for (int p = 0; p < 4; p++) { /* lanes 2l, 2l + 1 of t: lane 2l or 2l + 1 of two rows */
+        t[2 * p] = _mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]);
+        t[2 * p + 1] = _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]);
+    }
+    RG_UNROLL for (int q = 0; q < 2; q++) { /* u: two lanes of four rows */
+        u[4 * q] = _mm512_shuffle_i64x2(t[4 * q], t[4 * q + 2], 0x88);     /* lanes 0, 4 */
+        u[4 * q + 1] = _mm512_shuffle_i64x2(t[4 * q], t[4 * q + 2], 0xdd); /* 2, 6 */
+        u[4 * q + 2] = _mm512_shuffle_i64x2(t[4 * q + 1], t[4 * q + 3], 0x88); /* 1, 5 */
+        u[4 * q + 3] = _mm512_shuffle_i64x2(t[4 * q + 1], t[4 * q + 3], 0xdd); /* 3, 7 */
+    }
+    r[0] = _mm512_shuffle_i64x2(u[0], u[4], 0x88);
+    r[4] = _mm512_shuffle_i64x2(u[0], u[4], 0xdd);
+    r[2] = _mm512_shuffle_i64x2(u[1], u[5], 0x88);
+    r[6] = _mm512_shuffle_i64x2(u[1], u[5], 0xdd);
+    r[1] = _mm512_shuffle_i64x2(u[2], u[6], 0x88);
+    r[5] = _mm512_shuffle_i64x2(u[2], u[6], 0xdd);
+    r[3] = _mm512_shuffle_i64x2(u[3], u[7], 0x88);
+    r[7] = _mm512_shuffle_i64x2(u[3], u[7], 0xdd);
+}
+
+/* The same for rows of two halves (lanes 0-3 and 4-7) of 4 lanes each:
+ * afterwards r[m] holds lane m of each half (8 shuffles). */
+RG_AVX512 static inline void simd_transpose4x2(__m512i r[4])
+{
+    __m512i t0 = _mm512_unpacklo_epi64(r[0], r[1]), t1 = _mm512_unpackhi_epi64(r[0], r[1]);
+    __m512i t2 = _mm512_unpacklo_epi64(r[2], r[3]), t3 = _mm512_unpackhi_epi64(r[2], r[3]);
+    r[0] = _mm512_mask_shuffle_i64x2(t0, 0xcc, t2, t2, 0xa0);
+    r[1] = _mm512_mask_shuffle_i64x2(t1, 0xcc, t3, t3, 0xa0);
+    r[2] = _mm512_mask_shuffle_i64x2(t2, 0x33, t0, t0, 0xf5);
+    r[3] = _mm512_mask_shuffle_i64x2(t3, 0x33, t1, t1, 0xf5);
+}
 
 RG_AVX512 static inline void simd_store_f64(void *out, int64_t i, __m512d v, bool stream)
 {
@@ -772,10 +815,18 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define simd_store_u32 simd_store
 
 /* Sum (mode 0) and, where PROD, product (mode 1) of N elements of type T in
- * accumulators V of PD or EPI64 lanes.  Step m adds (or multiplies by)
- * element m in the lanes still in their segment; the other lanes keep their
- * value, so each lane folds its segment left to right from the identity, as
- * the windows do. */
+ * accumulators V of PD or EPI64 lanes.  Each segment of the tile is loaded
+ * as rows of 8 elements (masked loads, padded with the identity) and the
+ * rows transposed, so that column m holds element m of every segment: each
+ * lane then folds its segment left to right from the identity, as the
+ * windows do, adding (or multiplying by) whole columns.  The padding
+ * changes nothing: x * 1 is x, and a sum adds +0.0 to an accumulator that
+ * started at +0.0 and so is never -0.0 (round to nearest; rounding down,
+ * -0.0 + +0.0 is -0.0).  Why rows: on the Cascade Lake VM of BENCHMARKS.md
+ * a gather of 8 took 31 cycles (microcode against Gather Data Sampling
+ * slows them), and the register windows' permutes and masks all queue for
+ * one port; rows cut float64 sums on half-empty lengths to about 0.75x the
+ * time and on 1 to 15 elements to under half (BENCHMARKS.md). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
     RG_AVX512 RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -788,17 +839,14 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         arith_acc_##N lone_a = arith_ident_##N(mode);                                      \
         if (lonely) /* first: the steps then find the elements after it streamed in */    \
             arith_range_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);              \
+        (void)span;                                                                        \
         if (unit) {                                                                        \
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
-            acc = prod ? RG_SIMD_MUL_##L(acc, 0xff, acc, y) : RG_SIMD_ADD_##L(acc, 0xff, acc, y); \
+            acc = prod ? RG_SIMD_MUL_##L(acc, y) : RG_SIMD_ADD_##L(acc, y);                \
         } else if (prod) {                                                                 \
-            RG_SIMD_FETCHING(sizeof(T) == 8, RG_SIMD_FROM_##L, RG_SIMD_MUL_STEPS_##L,      \
-                             RG_SIMD_MUL_STEPS_##L, RG_SIMD_GATHER_##N(k, idx, x),         \
-                             RG_SIMD_LOADED_NOTHING)                                       \
+            RG_SIMD_ROWS(N, T, L, RG_SIMD_MUL_##L, 1)                                      \
         } else {                                                                           \
-            RG_SIMD_FETCHING(sizeof(T) == 8, RG_SIMD_FROM_##L, RG_SIMD_ADD_STEPS_##L,      \
-                             RG_SIMD_ADD_STEPS_##L, RG_SIMD_GATHER_##N(k, idx, x),         \
-                             RG_SIMD_LOADED_NOTHING)                                       \
+            RG_SIMD_ROWS(N, T, L, RG_SIMD_ADD_##L, 0)                                      \
         }                                                                                  \
         if (lonely)                                                                        \
             acc = RG_SIMD_##L##_LANE(acc, lone, lone_a.v);                                 \
@@ -806,22 +854,56 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         return true;                                                                       \
     }                                                                                      \
     RG_SIMD_TILE_FNS(arith, N, IN, IT)
-/* Step m of a sum or a product: lanes k fold in the element FETCH gives. */
-#define RG_SIMD_FOLD_STEPS(OP, FETCH)                                                      \
-    RG_SIMD_STEPS(acc = OP(acc, k, acc, FETCH))
-#define RG_SIMD_ADD_STEPS_PD(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_ADD_PD, FETCH)
-#define RG_SIMD_MUL_STEPS_PD(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_PD, FETCH)
-#define RG_SIMD_ADD_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_ADD_EPI64, FETCH)
-#define RG_SIMD_MUL_STEPS_EPI64(FETCH) RG_SIMD_FOLD_STEPS(RG_SIMD_MUL_EPI64, FETCH)
+/* The rows of the tile, folded into acc by OP with PAD the identity: the
+ * lanes' lengths len (the lone lane's 0) give each row's mask, 8 elements
+ * (h) at a time; segments of up to 4 elements go two to a row (lanes j and
+ * j + 4 in row j). */
+#define RG_SIMD_ROWS(N, T, L, OP, PAD)                                                     \
+    {                                                                                      \
+        int64_t ln[8];                                                                     \
+        _mm512_storeu_si512((void *)ln, len);                                              \
+        if (longest <= 4) {                                                                \
+            __m512i r[4];                                                                  \
+            RG_UNROLL for (int j = 0; j < 4; j++) {                                        \
+                r[j] = RG_SIMD_ROW_##N((__mmask8)((1u << ln[j]) - 1), RG_SIMD_ROW_AT(T, j, 0), PAD); \
+                r[j] = _mm512_mask_mov_epi64(                                              \
+                    r[j], 0xf0,                                                            \
+                    RG_SIMD_ROW_##N((__mmask8)(((1u << ln[j + 4]) - 1) << 4),              \
+                                    RG_SIMD_ROW_AT(T, j + 4, -4), PAD));                   \
+            }                                                                              \
+            simd_transpose4x2(r);                                                          \
+            RG_UNROLL for (int m = 0; m < 4; m++)                                          \
+                acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                       \
+        } else {                                                                           \
+            uint64_t in[8]; /* bit e: element e of lane j's segment (longest <= 63) */     \
+            RG_UNROLL for (int j = 0; j < 8; j++)                                          \
+                in[j] = ((uint64_t)1 << ln[j]) - 1;                                        \
+            /* unrolled: a loop kept its rows in memory (2.3x the time) */                \
+            RG_UNROLL for (int h = 0; h < (RG_SIMD_LONGEST + 7) / 8; h++) {                \
+                if (8 * h >= longest)                                                      \
+                    break;                                                                 \
+                __m512i r[8];                                                              \
+                RG_UNROLL for (int j = 0; j < 8; j++)                                      \
+                    r[j] = RG_SIMD_ROW_##N((__mmask8)(in[j] >> (8 * h)),                   \
+                                           RG_SIMD_ROW_AT(T, j, 8 * h), PAD);             \
+                simd_transpose8(r);                                                        \
+                RG_UNROLL for (int m = 0; m < 8; m++)                                      \
+                    acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                   \
+            }                                                                              \
+        }                                                                                  \
+    }
+/* Where lane j's row from element d of its segment starts. */
+#define RG_SIMD_ROW_AT(T, j, d)                                                            \
+    ((const T *)((uintptr_t)x + (uintptr_t)((int64_t)o[i + (j)] + (d)) * sizeof(T)))
 /* acc with lane j set to c */
 #define RG_SIMD_PD_LANE(acc, j, c) _mm512_mask_mov_pd(acc, (__mmask8)(1u << (j)), _mm512_set1_pd(c))
 #define RG_SIMD_EPI64_LANE(acc, j, c)                                                      \
     _mm512_mask_mov_epi64(acc, (__mmask8)(1u << (j)), _mm512_set1_epi64((long long)(c)))
-#define RG_SIMD_ADD_PD _mm512_mask_add_pd
-#define RG_SIMD_MUL_PD _mm512_mask_mul_pd
-#define RG_SIMD_ADD_EPI64 _mm512_mask_add_epi64
+#define RG_SIMD_ADD_PD _mm512_add_pd
+#define RG_SIMD_MUL_PD _mm512_mul_pd
+#define RG_SIMD_ADD_EPI64 _mm512_add_epi64
 /* Integer tiles are sums only (PROD 0): this keeps their dead branch typed. */
-#define RG_SIMD_MUL_EPI64 _mm512_mask_add_epi64
+#define RG_SIMD_MUL_EPI64 _mm512_add_epi64
 
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
     RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1)                              \
