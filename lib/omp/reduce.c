@@ -762,7 +762,7 @@ RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
  * (24 shuffles). */
-RG_AVX512 static inline void simd_transpose8(__m512i r[8])
+RG_AVX512 static inline RG_ALWAYS_INLINE void simd_transpose8(__m512i r[8])
 {
     __m512i t[8], u[8];
     RG_UNROLL for (int p = 0; p < 4; p++) { /* lanes 2l, 2l + 1 of t: lane 2l or 2l + 1 of two rows */
@@ -787,7 +787,7 @@ RG_AVX512 static inline void simd_transpose8(__m512i r[8])
 
 /* The same for rows of two halves (lanes 0-3 and 4-7) of 4 lanes each:
  * afterwards r[m] holds lane m of each half (8 shuffles). */
-RG_AVX512 static inline void simd_transpose4x2(__m512i r[4])
+RG_AVX512 static inline RG_ALWAYS_INLINE void simd_transpose4x2(__m512i r[4])
 {
     __m512i t0 = _mm512_unpacklo_epi64(r[0], r[1]), t1 = _mm512_unpackhi_epi64(r[0], r[1]);
     __m512i t2 = _mm512_unpacklo_epi64(r[2], r[3]), t3 = _mm512_unpackhi_epi64(r[2], r[3]);
@@ -826,7 +826,8 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * a gather of 8 took 31 cycles (microcode against Gather Data Sampling
  * slows them), and the register windows' permutes and masks all queue for
  * one port; rows cut float64 sums on half-empty lengths to about 0.75x the
- * time and on 1 to 15 elements to under half (BENCHMARKS.md). */
+ * time and on 1 to 15 elements to under half (BENCHMARKS.md, thirty-seventh
+ * session). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
     RG_AVX512 RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -843,10 +844,8 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         if (unit) {                                                                        \
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
             acc = prod ? RG_SIMD_MUL_##L(acc, y) : RG_SIMD_ADD_##L(acc, y);                \
-        } else if (prod) {                                                                 \
-            RG_SIMD_ROWS(N, T, L, RG_SIMD_MUL_##L, 1)                                      \
-        } else {                                                                           \
-            RG_SIMD_ROWS(N, T, L, RG_SIMD_ADD_##L, 0)                                      \
+        } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
+            RG_SIMD_ROWS(N, T, L, RG_SIMD_FOLD_##L, prod)                                  \
         }                                                                                  \
         if (lonely)                                                                        \
             acc = RG_SIMD_##L##_LANE(acc, lone, lone_a.v);                                 \
@@ -878,19 +877,24 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
             uint64_t in[8]; /* bit e: element e of lane j's segment (longest <= 63) */     \
             RG_UNROLL for (int j = 0; j < 8; j++)                                          \
                 in[j] = ((uint64_t)1 << ln[j]) - 1;                                        \
-            /* unrolled: a loop kept its rows in memory (2.3x the time) */                \
-            RG_UNROLL for (int h = 0; h < (RG_SIMD_LONGEST + 7) / 8; h++) {                \
-                if (8 * h >= longest)                                                      \
-                    break;                                                                 \
-                __m512i r[8];                                                              \
-                RG_UNROLL for (int j = 0; j < 8; j++)                                      \
-                    r[j] = RG_SIMD_ROW_##N((__mmask8)(in[j] >> (8 * h)),                   \
-                                           RG_SIMD_ROW_AT(T, j, 8 * h), PAD);             \
-                simd_transpose8(r);                                                        \
-                RG_UNROLL for (int m = 0; m < 8; m++)                                      \
-                    acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                   \
-            }                                                                              \
+            /* the first 8 apart (most tiles need no more): in the loop alone they     \
+             * ran slower, and unrolled whole they took clang's sanitizer builds         \
+             * minutes longer */                                                          \
+            RG_SIMD_ROWS8(N, T, L, OP, PAD, 0);                                            \
+            for (int h = 1; 8 * h < longest; h++)                                          \
+                RG_SIMD_ROWS8(N, T, L, OP, PAD, h);                                        \
         }                                                                                  \
+    }
+/* Elements 8h to 8h + 7 of each segment (masks in), folded into acc. */
+#define RG_SIMD_ROWS8(N, T, L, OP, PAD, h)                                                 \
+    {                                                                                      \
+        __m512i r[8];                                                                      \
+        RG_UNROLL for (int j = 0; j < 8; j++)                                              \
+            r[j] = RG_SIMD_ROW_##N((__mmask8)(in[j] >> (8 * (h))),                         \
+                                   RG_SIMD_ROW_AT(T, j, 8 * (h)), PAD);                    \
+        simd_transpose8(r);                                                                \
+        RG_UNROLL for (int m = 0; m < 8; m++)                                              \
+            acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                           \
     }
 /* Where lane j's row from element d of its segment starts. */
 #define RG_SIMD_ROW_AT(T, j, d)                                                            \
@@ -899,6 +903,9 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define RG_SIMD_PD_LANE(acc, j, c) _mm512_mask_mov_pd(acc, (__mmask8)(1u << (j)), _mm512_set1_pd(c))
 #define RG_SIMD_EPI64_LANE(acc, j, c)                                                      \
     _mm512_mask_mov_epi64(acc, (__mmask8)(1u << (j)), _mm512_set1_epi64((long long)(c)))
+/* A column folded into acc: multiplied where prod, else added. */
+#define RG_SIMD_FOLD_PD(acc, y) (prod ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y))
+#define RG_SIMD_FOLD_EPI64(acc, y) _mm512_add_epi64(acc, y)
 #define RG_SIMD_ADD_PD _mm512_add_pd
 #define RG_SIMD_MUL_PD _mm512_mul_pd
 #define RG_SIMD_ADD_EPI64 _mm512_add_epi64
