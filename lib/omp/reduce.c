@@ -825,9 +825,9 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * -0.0 + +0.0 is -0.0).  Why rows: on the Cascade Lake VM of BENCHMARKS.md
  * a gather of 8 took 31 cycles (microcode against Gather Data Sampling
  * slows them), and the register windows' permutes and masks all queue for
- * one port; rows cut float64 sums on half-empty lengths to about 0.75x the
- * time and on 1 to 15 elements to under half (BENCHMARKS.md, thirty-seventh
- * session). */
+ * one port; rows took float64 sums on half-empty lengths 0.80x the time,
+ * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
+ * thirty-seventh session). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
     RG_AVX512 RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -877,11 +877,13 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
             uint64_t in[8]; /* bit e: element e of lane j's segment (longest <= 63) */     \
             RG_UNROLL for (int j = 0; j < 8; j++)                                          \
                 in[j] = ((uint64_t)1 << ln[j]) - 1;                                        \
-            /* the first 8 apart (most tiles need no more): in the loop alone they     \
-             * ran slower, and unrolled whole they took clang's sanitizer builds         \
-             * minutes longer */                                                          \
+            /* the first 16 apart (most tiles need no more): in the loop they ran    \
+             * slower (half-empty sums 1.21x the time with only the first 8 apart),   \
+             * and unrolled whole they took clang's sanitizer builds minutes longer */  \
             RG_SIMD_ROWS8(N, T, L, OP, PAD, 0);                                            \
-            for (int h = 1; 8 * h < longest; h++)                                          \
+            if (longest > 8)                                                               \
+                RG_SIMD_ROWS8(N, T, L, OP, PAD, 1);                                        \
+            for (int h = 2; 8 * h < longest; h++)                                          \
                 RG_SIMD_ROWS8(N, T, L, OP, PAD, h);                                        \
         }                                                                                  \
     }
