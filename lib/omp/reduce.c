@@ -843,7 +843,7 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         (void)span;                                                                        \
         if (unit) {                                                                        \
             V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
-            acc = prod ? RG_SIMD_MUL_##L(acc, y) : RG_SIMD_ADD_##L(acc, y);                \
+            acc = RG_SIMD_FOLD_##L(acc, y);                                                \
         } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
             RG_SIMD_ROWS(N, T, L, RG_SIMD_FOLD_##L, prod)                                  \
         }                                                                                  \
@@ -907,12 +907,7 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
     _mm512_mask_mov_epi64(acc, (__mmask8)(1u << (j)), _mm512_set1_epi64((long long)(c)))
 /* A column folded into acc: multiplied where prod, else added. */
 #define RG_SIMD_FOLD_PD(acc, y) (prod ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y))
-#define RG_SIMD_FOLD_EPI64(acc, y) _mm512_add_epi64(acc, y)
-#define RG_SIMD_ADD_PD _mm512_add_pd
-#define RG_SIMD_MUL_PD _mm512_mul_pd
-#define RG_SIMD_ADD_EPI64 _mm512_add_epi64
-/* Integer tiles are sums only (PROD 0): this keeps their dead branch typed. */
-#define RG_SIMD_MUL_EPI64 _mm512_add_epi64
+#define RG_SIMD_FOLD_EPI64(acc, y) _mm512_add_epi64(acc, y) /* integer tiles only sum */
 
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
     RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1)                              \
