@@ -458,14 +458,12 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
  * float64 (sum, prod, min, max, argmin, argmax), int64 and uint64 (sum, min,
  * max, argmin, argmax), float32 (sum, prod) or int32 and uint32 (sum) values
- * is reduced in the 8 lanes of a register, lane j holding segment j: step m
- * gathers element m of every segment longer than m.  Each lane still folds
- * its segment left to right, so the results are the bits of the windows
- * above.  Sums and products take the elements from rows (below); min, max,
- * argmin and argmax gather them, or permute them out of registers, and
- * lanes past their segment's end keep their value.  Why: the windows cost
- * about 11 cycles per segment of 0 to 15 elements, a gather of 8 about 3.5
- * on the Intel Xeon of earlier sessions (BENCHMARKS.md).  The tile's results are one 64-byte
+ * is reduced in the 8 lanes of a register, lane j holding segment j: each
+ * segment is loaded as rows and the rows transposed into columns, column m
+ * holding element m of every segment (below).  Each lane still folds its
+ * segment left to right, so the results are the bits of the windows above,
+ * which cost about 11 cycles per segment of 0 to 15 elements
+ * (BENCHMARKS.md).  The tile's results are one 64-byte
  * line (float32: half a line), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
  * lone lane, below), and float min/max tiles with a NaN outside it (whose
@@ -541,42 +539,11 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
         _mm512_storeu_si512(at, v);
 }
 
-/* Runs BODY for steps m = 0 .. longest - 1 with k, the lanes whose segment
- * is longer than m, and idx = s + m, where each lane's element m is.  Tiles
- * of 2 to 8 or 9 to 16 steps run all 8 or 16, unrolled (steps past a lane's
- * segment leave it as it is): the loop's exit, a different step on nearly
- * every tile, cost more than the spare steps (AMD EPYC Zen 5, paired: sum
- * on half-empty lengths 0.93x, argmax on 1 to 8 elements 0.78x the time).
- * (Stepping idx and comparing it with the ends, in place of the
- * broadcasts of m, ran slower.) */
-#define RG_SIMD_STEPS(BODY)                                                                \
-    if (longest <= 1) { /* segments of 0 or 1 element: one step */                         \
-        const int64_t m = 0;                                                               \
-        RG_SIMD_STEP_BODY(BODY);                                                           \
-    } else if (longest <= 8) {                                                             \
-        RG_UNROLL for (int64_t m = 0; m < 8; m++) {                                        \
-            RG_SIMD_STEP_BODY(BODY);                                                       \
-        }                                                                                  \
-    } else if (longest <= 16) {                                                            \
-        RG_UNROLL for (int64_t m = 0; m < 16; m++) {                                       \
-            RG_SIMD_STEP_BODY(BODY);                                                       \
-        }                                                                                  \
-    } else {                                                                               \
-        for (int64_t m = 0; m < longest; m++) {                                            \
-            RG_SIMD_STEP_BODY(BODY);                                                       \
-        }                                                                                  \
-    }
-#define RG_SIMD_STEP_BODY(BODY)                                                            \
-    __mmask8 k = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(m));                       \
-    __m512i idx = _mm512_add_epi64(s, _mm512_set1_epi64(m));                               \
-    BODY
-
 /* A tile whose longest segment has more than RG_SIMD_LONE elements leaves
- * it out of the steps (its lane, the lone one, gets length 0) and reduces
+ * it out of the rows (its lane, the lone one, gets length 0) and reduces
  * it alone, first, by the family's range: a sum's left to right (in 8 lanes
  * from 64 elements, as documented), an extreme's in 4 x 8 vector lanes.  The
- * other lanes then take as many steps as the second longest, and their
- * elements, skipping the lone segment's, fit in fewer registers; a lone
+ * other lanes then take as many rows as the second longest; a lone
  * segment of 64 or more no longer sends the tile to the windows.  Such tiles
  * get their own inlined copy of the tile (LONELY a constant), so that the
  * other tiles' code stays as it was: changes to it, even a branch never
@@ -586,13 +553,13 @@ RG_AVX512 static inline void simd_store(void *out, int64_t i, __m512i v, bool st
  * threshold of 24 against 16 took another 0.97x to 0.98x (32 about the
  * same, 48 and 10 slower). */
 #define RG_SIMD_LONE 24
-_Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still steps");
+_Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still has rows");
 
 /* The tile's starts s and lengths len, or false when a segment other than
  * the lone one is too long.  LONELY (a constant): the longest segment is
  * longer than RG_SIMD_LONE and is left out: lone is its lane (else -1), gap
  * its length.  span: the elements of the other lanes; unit: whether all 8
- * segments have length 1 (one load, no gathers). */
+ * segments have length 1 (one load, no rows). */
 #define RG_SIMD_TILE_BEGIN(IN, IT, LONELY)                                                 \
     const IT *o = ov;                                                                      \
     __m512i s = simd_starts_##IN(o + i);                                                   \
@@ -635,101 +602,6 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still st
         return i;                                                                          \
     }
 
-/* Extreme tiles of 8-byte elements spanning at most RG_SIMD_WINDOW
- * elements load the span into registers (2, 4 or 8) and take step m's
- * elements from them by permutes instead of a gather: on an AMD EPYC (Zen
- * 5) the gathers made tiles of 1 to 8 elements slower than the windows, and
- * permutes cost a cycle or two each (BENCHMARKS.md).  Same elements, same
- * order: same bits. */
-#define RG_SIMD_WINDOW 64
-
-/* Register q of a window: its 8 elements of 8 bytes from base + 8q, those
- * not in in zero (masked loads: nothing past the span is read). */
-RG_AVX512 static inline __m512i simd_win_load(const void *x, int64_t base, uint64_t in, int q)
-{
-    return _mm512_maskz_loadu_epi64((__mmask8)(in >> (8 * q)),
-                                    (const char *)x + (base + 8 * q) * 8);
-}
-/* The same where the lone segment's gap elements are skipped: window
- * element j is x[base + j] for the bits of lo, x[base + gap + j] for hi. */
-RG_AVX512 static inline __m512i simd_win_load_gap(const void *x, int64_t base, uint64_t lo,
-                                                  uint64_t hi, int64_t gap, int q)
-{
-    return _mm512_mask_loadu_epi64(simd_win_load(x, base, lo, q), (__mmask8)(hi >> (8 * q)),
-                                   (const char *)x + (base + gap + 8 * q) * 8);
-}
-
-/* Lane j = element rel[j] of the window's registers (rel < 16, 32 or 64): a
- * permute across each pair, then blends on bit 4 and bit 5 of rel. */
-RG_AVX512 static inline __m512i simd_win2(__m512i r0, __m512i r1, __m512i rel)
-{
-    return _mm512_permutex2var_epi64(r0, rel, r1);
-}
-RG_AVX512 static inline __m512i simd_win4(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
-                                          __m512i rel)
-{
-    __mmask8 b4 = _mm512_test_epi64_mask(rel, _mm512_set1_epi64(16));
-    return _mm512_mask_blend_epi64(b4, simd_win2(r0, r1, rel), simd_win2(r2, r3, rel));
-}
-RG_AVX512 static inline __m512i simd_win8(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
-                                          __m512i r4, __m512i r5, __m512i r6, __m512i r7,
-                                          __m512i rel)
-{
-    __mmask8 b5 = _mm512_test_epi64_mask(rel, _mm512_set1_epi64(32));
-    return _mm512_mask_blend_epi64(b5, simd_win4(r0, r1, r2, r3, rel),
-                                   simd_win4(r4, r5, r6, r7, rel));
-}
-#define RG_SIMD_FROM_pd(v) _mm512_castsi512_pd(v)
-#define RG_SIMD_FROM_epi64(v) (v)
-#define RG_SIMD_FROM_epu64(v) (v)
-
-/* Runs STEPS (a macro of a fetch expression, using k, idx and m) with the
- * elements taken from registers where the tile's span allows (WIN: 8-byte
- * elements), else GATHER_STEPS with the elements gathered by GATHER.  In
- * registers, the starts s (and so idx) are made relative to the window, and
- * LOADED (a macro of a register, or nothing) sees each register loaded:
- * every element of the span is one of the tile's.  Tiles with a lone lane
- * have their own copy of the window code, so the others load as before. */
-#define RG_SIMD_FETCHING(WIN, FROM, STEPS, GATHER_STEPS, GATHER, LOADED)                   \
-    if (WIN && span <= RG_SIMD_WINDOW) {                                                   \
-        s = _mm512_sub_epi64(s, _mm512_set1_epi64(base));                                  \
-        uint64_t in = span == 64 ? ~(uint64_t)0 : ((uint64_t)1 << span) - 1;               \
-        if (lone < 0) {                                                                    \
-            RG_SIMD_WINDOWED(RG_SIMD_WIN_LOAD, FROM, STEPS, LOADED)                        \
-        } else { /* the lanes after the lone one skip its elements */                      \
-            int64_t cut = (int64_t)o[i + lone] - base;                                     \
-            uint64_t lo = cut >= 64 ? in : in & (((uint64_t)1 << cut) - 1), hi = in & ~lo; \
-            __m512i shift = _mm512_set1_epi64(gap);                                        \
-            s = _mm512_mask_sub_epi64(s, (__mmask8)(0xfe << lone), s, shift);              \
-            RG_SIMD_WINDOWED(RG_SIMD_WIN_LOAD_GAP, FROM, STEPS, LOADED)                    \
-        }                                                                                  \
-    } else {                                                                               \
-        GATHER_STEPS(GATHER);                                                              \
-    }
-#define RG_SIMD_WIN_LOAD(q) simd_win_load(x, base, in, q)
-#define RG_SIMD_WIN_LOAD_GAP(q) simd_win_load_gap(x, base, lo, hi, gap, q)
-#define RG_SIMD_WINDOWED(LOAD, FROM, STEPS, LOADED)                                        \
-    __m512i r0 = LOAD(0), r1 = LOAD(1);                                                    \
-    LOADED(r0);                                                                            \
-    LOADED(r1);                                                                            \
-    if (span <= 16) {                                                                      \
-        STEPS(FROM(simd_win2(r0, r1, idx)));                                               \
-    } else {                                                                               \
-        __m512i r2 = LOAD(2), r3 = LOAD(3);                                                \
-        LOADED(r2);                                                                        \
-        LOADED(r3);                                                                        \
-        if (span <= 32) {                                                                  \
-            STEPS(FROM(simd_win4(r0, r1, r2, r3, idx)));                                   \
-        } else {                                                                           \
-            __m512i r4 = LOAD(4), r5 = LOAD(5), r6 = LOAD(6), r7 = LOAD(7);                \
-            LOADED(r4);                                                                    \
-            LOADED(r5);                                                                    \
-            LOADED(r6);                                                                    \
-            LOADED(r7);                                                                    \
-            STEPS(FROM(simd_win8(r0, r1, r2, r3, r4, r5, r6, r7, idx)));                   \
-        }                                                                                  \
-    }
-
 /* The accumulators of arithmetic tiles and their stores: float64 sums and
  * products, and float32 ones folded in double as the windows do (each float
  * widens exactly; the 8 results round to float once, into half a line);
@@ -770,20 +642,21 @@ RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_f32(__mmask8 k, const float *p, double
     __m512 r = _mm512_mask_loadu_ps(_mm512_set1_ps((float)pad), (__mmask16)k, p);
     return _mm512_castpd_si512(_mm512_cvtps_pd(_mm512_castps512_ps256(r)));
 }
-RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i64(__mmask8 k, const long long *p, double pad)
+RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i64(__mmask8 k, const long long *p, long long pad)
 {
-    return _mm512_maskz_loadu_epi64(k, p);
+    return _mm512_mask_loadu_epi64(_mm512_set1_epi64(pad), k, p);
 }
-RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i32(__mmask8 k, const int *p, double pad)
+#define simd_row_u64 simd_row_i64
+RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i32(__mmask8 k, const int *p, long long pad)
 {
     return _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)k, p)));
 }
-RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_u32(__mmask8 k, const int *p, double pad)
+RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_u32(__mmask8 k, const int *p, long long pad)
 {
     return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)k, p)));
 }
-#define RG_SIMD_AS_PD(v) _mm512_castsi512_pd(v)
-#define RG_SIMD_AS_EPI64(v) (v)
+#define RG_SIMD_BITS_PD(v) _mm512_castpd_si512(v)
+#define RG_SIMD_BITS_EPI64(v) (v)
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
  * (24 shuffles). */
@@ -863,14 +736,13 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         RG_SIMD_TILE_BEGIN(IN, IT, lonely);                                                \
         V acc = RG_SIMD_##L##_SET1(prod ? 1 : 0);                                          \
         arith_acc_##N lone_a = arith_ident_##N(mode);                                      \
-        if (lonely) /* first: the steps then find the elements after it streamed in */     \
+        if (lonely) /* first: the rows then find the elements after it streamed in */      \
             arith_range_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);              \
         (void)span;                                                                        \
         if (unit) {                                                                        \
-            V y = RG_SIMD_LOAD_##N(x + o[i]);                                              \
-            acc = RG_SIMD_FOLD_##L(acc, y);                                                \
+            RG_SIMD_FOLD_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);             \
         } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
-            RG_SIMD_ROWS(N, T, L, RG_SIMD_FOLD_##L, prod)                                  \
+            RG_SIMD_ROWS(N, T, RG_SIMD_FOLD_##L, prod)                                     \
         }                                                                                  \
         if (lonely)                                                                        \
             acc = RG_SIMD_##L##_LANE(acc, lone, lone_a.v);                                 \
@@ -878,11 +750,12 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         return true;                                                                       \
     }                                                                                      \
     RG_SIMD_TILE_FNS(arith, N, IN, IT)
-/* The rows of the tile, folded into acc by OP with PAD the identity: the
- * lanes' lengths len (the lone lane's 0) give each row's mask, 8 elements
- * (h) at a time; segments of up to 4 elements go two to a row (lanes j and
- * j + 4 in row j). */
-#define RG_SIMD_ROWS(N, T, L, OP, PAD)                                                     \
+/* The rows of the tile, with PAD the identity, each column c (element c of
+ * every lane, as 64-bit lanes y) taken in turn by COL(y, c): the lanes'
+ * lengths len (the lone lane's 0) give each row's mask, 8 elements (h) at a
+ * time; segments of up to 4 elements go two to a row (lanes j and j + 4 in
+ * row j). */
+#define RG_SIMD_ROWS(N, T, COL, PAD)                                                       \
     {                                                                                      \
         /* the starts, and the lanes' elements as bits (in[j] bit e: element e;            \
          * longest <= 63), from the vectors: the sanitizers check scalar loads             \
@@ -904,28 +777,28 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
             }                                                                              \
             simd_transpose4x2(r);                                                          \
             RG_UNROLL for (int m = 0; m < 4; m++)                                          \
-                acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                       \
+                COL(r[m], m);                                                              \
         } else {                                                                           \
             /* the first 16 apart (most tiles need no more): in the loop they ran          \
              * slower (half-empty sums 1.21x the time with only the first 8 apart),        \
              * and unrolled whole they took clang's sanitizer builds minutes longer */     \
-            RG_SIMD_ROWS8(N, T, L, OP, PAD, 0);                                            \
+            RG_SIMD_ROWS8(N, T, COL, PAD, 0);                                              \
             if (longest > 8)                                                               \
-                RG_SIMD_ROWS8(N, T, L, OP, PAD, 1);                                        \
+                RG_SIMD_ROWS8(N, T, COL, PAD, 1);                                          \
             for (int h = 2; 8 * h < longest; h++)                                          \
-                RG_SIMD_ROWS8(N, T, L, OP, PAD, h);                                        \
+                RG_SIMD_ROWS8(N, T, COL, PAD, h);                                          \
         }                                                                                  \
     }
-/* Elements 8h to 8h + 7 of each segment (masks in), folded into acc. */
-#define RG_SIMD_ROWS8(N, T, L, OP, PAD, h)                                                 \
+/* Elements 8h to 8h + 7 of each segment (masks in), as columns. */
+#define RG_SIMD_ROWS8(N, T, COL, PAD, h)                                                   \
     {                                                                                      \
         __m512i r[8];                                                                      \
         RG_UNROLL for (int j = 0; j < 8; j++)                                              \
-            r[j] = simd_row_##N((__mmask8)(in[j] >> (8 * (h))),                           \
+            r[j] = simd_row_##N((__mmask8)(in[j] >> (8 * (h))),                            \
                                 RG_SIMD_ROW_AT(T, j, 8 * (h)), PAD);                       \
         simd_transpose8(r);                                                                \
         RG_UNROLL for (int m = 0; m < 8; m++)                                              \
-            acc = OP(acc, RG_SIMD_AS_##L(r[m]));                                           \
+            COL(r[m], 8 * (h) + m);                                                        \
     }
 /* Where lane j's row from element d of its segment starts. */
 #define RG_SIMD_ROW_AT(T, j, d)                                                            \
@@ -935,8 +808,10 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define RG_SIMD_EPI64_LANE(acc, j, c)                                                      \
     _mm512_mask_mov_epi64(acc, (__mmask8)(1u << (j)), _mm512_set1_epi64((long long)(c)))
 /* A column folded into acc: multiplied where prod, else added. */
-#define RG_SIMD_FOLD_PD(acc, y) (prod ? _mm512_mul_pd(acc, y) : _mm512_add_pd(acc, y))
-#define RG_SIMD_FOLD_EPI64(acc, y) _mm512_add_epi64(acc, y) /* integer tiles only sum */
+#define RG_SIMD_FOLD_PD(y, c)                                                              \
+    (acc = prod ? _mm512_mul_pd(acc, _mm512_castsi512_pd(y))                               \
+                : _mm512_add_pd(acc, _mm512_castsi512_pd(y)))
+#define RG_SIMD_FOLD_EPI64(y, c) (acc = _mm512_add_epi64(acc, y)) /* integer tiles only sum */
 
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
     RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1)                              \
@@ -961,20 +836,23 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define RG_SIMD_LT_epu64(k, a, b) _mm512_mask_cmplt_epu64_mask(k, a, b)
 #define RG_SIMD_GT_epu64(k, a, b) _mm512_mask_cmpgt_epu64_mask(k, a, b)
 #define RG_SIMD_NAN_epu64(k, a) ((__mmask8)0)
-#define RG_SIMD_GATHER_pd _mm512_mask_i64gather_pd
-#define RG_SIMD_GATHER_epi64 _mm512_mask_i64gather_epi64
-#define RG_SIMD_GATHER_epu64 _mm512_mask_i64gather_epi64
 #define RG_SIMD_MOV_pd _mm512_mask_mov_pd
 #define RG_SIMD_MOV_epi64 _mm512_mask_mov_epi64
 #define RG_SIMD_MOV_epu64 _mm512_mask_mov_epi64
 #define RG_SIMD_BITS_pd(v) _mm512_castpd_si512(v)
 #define RG_SIMD_BITS_epi64(v) (v)
 #define RG_SIMD_BITS_epu64(v) (v)
+#define RG_SIMD_FROM_pd(v) _mm512_castsi512_pd(v)
+#define RG_SIMD_FROM_epi64(v) (v)
+#define RG_SIMD_FROM_epu64(v) (v)
 
 /* min 0, max 1, argmin 2, argmax 3 (bit 0: max) of 8-byte elements: as the
  * windows' scan, the first element is taken and a later one only when
  * strictly better, so ties keep the first position; empty segments keep the
- * identity and position -1. */
+ * identity and position -1.  The rows (padded with the identity) took
+ * argmax 0.77x the time of the gathers and register windows before them on
+ * half-empty lengths, 0.42x on 1 to 15 elements, 1.02x on power-law ones
+ * (Cascade Lake VM, BENCHMARKS.md, thirty-eighth session). */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
     RG_AVX512 RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,            \
                                                      const void *ov, int64_t i, int mode,  \
@@ -989,16 +867,15 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         __mmask8 nan = 0;                                                                  \
         extreme_acc_##N lone_a = extreme_ident_##N(mode);                                  \
         int64_t lone_b = lonely ? (int64_t)o[i + lone] : 0;                                \
-        if (lonely) /* first: the steps then find the elements after it streamed in */     \
+        if (lonely) /* first: the rows then find the elements after it streamed in */      \
             extreme_range_##N(&lone_a, xv, lone_b, o[i + lone + 1], mode);                 \
-        /* Step 0 takes the first element; a later one only a strictly better one.         \
-         * Lanes outside k may fetch anything: every use is masked by k.  A NaN            \
-         * is looked for once in a window's registers (steps 0.87x the time on             \
-         * power-law lengths), else at each step; the lone segment's range has             \
-         * the NaN rules. */                                                               \
-        RG_SIMD_FETCHING(1, RG_SIMD_FROM_##S, RG_SIMD_EXTREME_STEPS_##S,                   \
-                         RG_SIMD_EXTREME_NAN_STEPS_##S, RG_SIMD_GATHER_##S(v, k, idx, x, 8), \
-                         RG_SIMD_WINDOW_NAN_##S)                                           \
+        /* Column 0 takes the lanes' first elements (those of segments not                 \
+         * empty), a later column only strictly better ones: the padding, the              \
+         * identity, never is.  A NaN (never padding) sends the tile to the                \
+         * windows; the lone segment's range has the NaN rules. */                         \
+        const __mmask8 first = _mm512_cmpgt_epi64_mask(len, _mm512_setzero_si512());       \
+        const T pad = is_max ? TMIN : TMAX;                                                \
+        RG_SIMD_ROWS(N, T, RG_SIMD_EXTREME_COL_##S, pad)                                   \
         if (ISF && nan)                                                                    \
             return false;                                                                  \
         if (lonely) {                                                                      \
@@ -1011,23 +888,20 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
     }                                                                                      \
     RG_SIMD_TILE_FNS(extreme, N, IN, IT)
 
-#define RG_SIMD_EXTREME_STEPS(S, FETCH, NANS)                                              \
-    RG_SIMD_STEPS(__typeof__(v) y = FETCH;                                                 \
-                  nan |= NANS ? RG_SIMD_NAN_##S(k, y) : 0;                                 \
-                  __mmask8 better = m == 0   ? k                                           \
-                                    : is_max ? RG_SIMD_GT_##S(k, y, v)                     \
-                                             : RG_SIMD_LT_##S(k, y, v);                    \
-                  v = RG_SIMD_MOV_##S(v, better, y);                                       \
-                  at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(m)))
-#define RG_SIMD_EXTREME_STEPS_pd(FETCH) RG_SIMD_EXTREME_STEPS(pd, FETCH, 0)
-#define RG_SIMD_EXTREME_STEPS_epi64(FETCH) RG_SIMD_EXTREME_STEPS(epi64, FETCH, 0)
-#define RG_SIMD_EXTREME_STEPS_epu64(FETCH) RG_SIMD_EXTREME_STEPS(epu64, FETCH, 0)
-#define RG_SIMD_EXTREME_NAN_STEPS_pd(FETCH) RG_SIMD_EXTREME_STEPS(pd, FETCH, 1)
-#define RG_SIMD_EXTREME_NAN_STEPS_epi64(FETCH) RG_SIMD_EXTREME_STEPS(epi64, FETCH, 0)
-#define RG_SIMD_EXTREME_NAN_STEPS_epu64(FETCH) RG_SIMD_EXTREME_STEPS(epu64, FETCH, 0)
-#define RG_SIMD_WINDOW_NAN_pd(r) (nan |= RG_SIMD_NAN_pd(0xff, _mm512_castsi512_pd(r)))
-#define RG_SIMD_WINDOW_NAN_epi64(r) (void)0
-#define RG_SIMD_WINDOW_NAN_epu64(r) (void)0
+/* Column c of the rows, y, taken into the extremes v and positions at. */
+#define RG_SIMD_EXTREME_COL(S, y, c)                                                       \
+    do {                                                                                   \
+        __typeof__(v) e = RG_SIMD_FROM_##S(y);                                             \
+        nan |= RG_SIMD_NAN_##S(0xff, e);                                                   \
+        __mmask8 better = (c) == 0 ? first                                                 \
+                          : is_max ? RG_SIMD_GT_##S(0xff, e, v)                            \
+                                   : RG_SIMD_LT_##S(0xff, e, v);                           \
+        v = RG_SIMD_MOV_##S(v, better, e);                                                 \
+        at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(c));                      \
+    } while (0)
+#define RG_SIMD_EXTREME_COL_pd(y, c) RG_SIMD_EXTREME_COL(pd, y, c)
+#define RG_SIMD_EXTREME_COL_epi64(y, c) RG_SIMD_EXTREME_COL(epi64, y, c)
+#define RG_SIMD_EXTREME_COL_epu64(y, c) RG_SIMD_EXTREME_COL(epu64, y, c)
 
 RG_DEFINE_SIMD_TILES(i32, int32_t)
 RG_DEFINE_SIMD_TILES(i64, int64_t)
