@@ -617,12 +617,12 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
 #define RG_SIMD_LOAD_u32(p)                                                                \
     _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 /* Row loads: the elements of k (8 bits) from p, as 8 lanes of 64 bits, the
- * others pad (zero for integers).  The addresses are computed as integers
- * (a row with no element may start past the content); masked lanes are not
- * read.  Under AddressSanitizer they are calls, not inlined: its check of a
- * masked load is a branch per lane, and inlined in every tile they took
- * clang's ASan + UBSan build of this file 2.5x the time (420 s against 167
- * s of CPU); the checks are the same. */
+ * others pad (zero for 32-bit integers, only summed).  The addresses are
+ * computed as integers (a row with no element may start past the content);
+ * masked lanes are not read.  Under AddressSanitizer they are calls, not
+ * inlined: its check of a masked load is a branch per lane, and inlined in
+ * every tile they took clang 14's ASan + UBSan build of this file 2.5x the
+ * time (381 s of CPU against 155 s); the checks are the same. */
 #if defined(__SANITIZE_ADDRESS__)
 #define RG_SIMD_ROW_FN static __attribute__((noinline))
 #elif defined(__has_feature)
