@@ -593,14 +593,14 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
     if (!host)
         die("out of memory");
     rg_array *src = new_array(RG_FLOAT64, (size_t)n), *dst = new_array(RG_FLOAT64, (size_t)n);
-    rg_array *into = new_array(RG_INT64, (size_t)n);
-    /* The copy ceiling, from written memory holding no zeros (lines of
+    rg_array *into = new_array(RG_INT64, (size_t)n), *full = new_array(RG_FLOAT64, (size_t)n);
+    /* The copy ceiling, timed in turns with each op: a copy of full into
+     * dst (faulted in here), written memory holding no zeros (lines of
      * zeros may be written faster; see run_fill). */
     for (int64_t k = 0; k < n; k++)
         host[k] = 1.0 + (double)k;
-    check(rg_array_write(src, 0, host, (size_t)n), "write");
-    job ceil = {.out = dst, .scratch = src, .fn = run_copy};
-    double copy_gbps = 2.0 * 8.0 * (double)n / time_job(&ceil, o->reps) * 1e-9;
+    check(rg_array_write(full, 0, host, (size_t)n), "write");
+    check(rg_array_copy(dst, full), "copy");
     for (size_t di = 0; di < sizeof densities / sizeof *densities; di++) {
         uint64_t seed = 99 + di;
         for (int64_t k = 0; k < n; k++)
@@ -608,30 +608,41 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
         check(rg_array_write(src, 0, host, (size_t)n), "write");
         for (int variant = 0; variant < 2; variant++) {
             int64_t nnz = 0;
-            double t[64];
+            /* t: the op's runs; c: the copy's, each just before; ratio: the
+             * op's time over the copy's scaled to the op's bytes (both known
+             * after the warm-up, r = -1) */
+            double t[64], c[64], ratio[64], bytes = 0;
             int reps = o->reps < 64 ? o->reps : 64;
-            for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+            for (int r = -1; r < reps; r++) {
                 rg_array *coords = NULL;
+                double c0 = now();
+                check(rg_array_copy(dst, full), "copy");
+                check(rg_context_finish(g_ctx), "finish");
                 double t0 = now();
                 if (variant == 0)
                     check(rg_nonzero(&coords, &nnz, src, &n, 1, -1), "rg_nonzero");
                 else
                     check(rg_nonzero_into(into, &nnz, src, &n, 1), "rg_nonzero_into");
                 check(rg_context_finish(g_ctx), "finish");
-                if (r >= 0)
-                    t[r] = now() - t0;
+                double t1 = now();
                 rg_array_free(coords);
+                bytes = 8.0 * (double)n + 8.0 * (double)nnz;
+                if (r >= 0) {
+                    t[r] = t1 - t0;
+                    c[r] = t0 - c0;
+                    ratio[r] = t[r] / (c[r] * bytes / (16.0 * (double)n));
+                }
             }
-            qsort(t, (size_t)reps, sizeof *t, cmp_double);
             char dist[32];
             snprintf(dist, sizeof dist, "dense%.0f%%", 100 * densities[di]);
             row r = {backend, variant ? "nonzero_into" : "nonzero", dist, "-", "copy", n, 0,
-                     t[reps / 2], 0, 0, copy_gbps, 0};
-            r.bytes = 8.0 * (double)n + 8.0 * (double)nnz;
-            r.ceiling_seconds = r.bytes / (copy_gbps * 1e9);
+                     median(t, reps), bytes, 0, 16.0 * (double)n / median(c, reps) * 1e-9,
+                     median(ratio, reps)};
+            r.ceiling_seconds = r.bytes / (r.copy_gbps * 1e9);
             report(&r);
         }
     }
+    rg_array_free(full);
     rg_array_free(into);
     rg_array_free(dst);
     rg_array_free(src);
