@@ -521,10 +521,11 @@ RG_AVX512 static inline __m512i simd_starts_i32(const int32_t *o)
  * waited for, and sums, min and argmax of segments of 1 to 24, 1 to 31,
  * 16 to 24 or 1 to 63 elements took 2.1x to 4.7x the time (AMD EPYC Zen
  * 5, paired; BENCHMARKS.md); on 1 to 15, where the branch goes both
- * ways, min and argmax took 1.06x to 1.08x, sums 0.94x.  Prefetching each line once, from a
- * cursor, instead of the fixed lines took short and half-empty lengths
- * 1.03x to 1.22x the time.  The addresses are computed as integers: they
- * may lie past the arrays, where a prefetch does nothing. */
+ * ways, min and argmax took 1.04x to 1.08x, sums 0.92x to 0.94x.
+ * Prefetching each line once, from a cursor, instead of the fixed lines
+ * took short and half-empty lengths 1.03x to 1.22x the time.  The
+ * addresses are computed as integers: they may lie past the arrays,
+ * where a prefetch does nothing. */
 RG_AVX512 static inline void simd_prefetch(const void *x, size_t size, int64_t start,
                                            int64_t end, uintptr_t o_next, bool tiny)
 {
