@@ -872,7 +872,7 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
     RG_AVX512 RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,            \
                                                      const void *ov, int64_t i, int mode,  \
-                                                     bool stream, bool lonely)             \
+                                                     bool stream, bool lonely, bool pos)   \
     {                                                                                      \
         const T *x = xv;                                                                   \
         bool is_max = mode & 1;                                                            \
@@ -899,22 +899,48 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
             at = _mm512_mask_mov_epi64(at, (__mmask8)(1u << lone),                         \
                                        _mm512_set1_epi64(lone_a.i - lone_b));              \
         }                                                                                  \
-        simd_store(out, i, mode >= 2 ? at : RG_SIMD_BITS_##S(v), stream);                  \
+        simd_store(out, i, pos ? at : RG_SIMD_BITS_##S(v), stream);                        \
         return true;                                                                       \
     }                                                                                      \
-    RG_SIMD_TILE_FNS(extreme, N, IN, IT)
+    RG_AVX512 RG_WINDOW bool extreme_value_body_##N##_##IN(void *out, const void *xv,      \
+                                                           const void *ov, int64_t i,      \
+                                                           int mode, bool stream,          \
+                                                           bool lonely)                    \
+    {                                                                                      \
+        return extreme_body_##N##_##IN(out, xv, ov, i, mode, stream, lonely, false);       \
+    }                                                                                      \
+    RG_AVX512 RG_WINDOW bool extreme_pos_body_##N##_##IN(void *out, const void *xv,        \
+                                                         const void *ov, int64_t i,        \
+                                                         int mode, bool stream,            \
+                                                         bool lonely)                      \
+    {                                                                                      \
+        return extreme_body_##N##_##IN(out, xv, ov, i, mode, stream, lonely, true);        \
+    }                                                                                      \
+    RG_SIMD_TILE_FNS(extreme_value, N, IN, IT)                                             \
+    RG_SIMD_TILE_FNS(extreme_pos, N, IN, IT)
 
 /* Column c of the rows, y, taken into the extremes v and positions at. */
 #define RG_SIMD_EXTREME_COL(S, y, c)                                                       \
     do {                                                                                   \
         __typeof__(v) e = RG_SIMD_FROM_##S(y);                                             \
         nan |= RG_SIMD_NAN_##S(0xff, e);                                                   \
-        __mmask8 better = (c) == 0 ? first                                                 \
-                          : is_max ? RG_SIMD_GT_##S(0xff, e, v)                            \
-                                   : RG_SIMD_LT_##S(0xff, e, v);                           \
-        v = RG_SIMD_MOV_##S(v, better, e);                                                 \
-        at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(c));                      \
+        if (pos) {                                                                         \
+            __mmask8 better = (c) == 0 ? first                                             \
+                              : is_max ? RG_SIMD_GT_##S(0xff, e, v)                        \
+                                       : RG_SIMD_LT_##S(0xff, e, v);                       \
+            v = RG_SIMD_MOV_##S(v, better, e);                                             \
+            at = _mm512_mask_mov_epi64(at, better, _mm512_set1_epi64(c));                  \
+        } else { /* ties and padding as above: of equal values the earlier, v, stays */    \
+            v = is_max ? RG_SIMD_MAX_##S(e, v) : RG_SIMD_MIN_##S(e, v);                    \
+        }                                                                                  \
     } while (0)
+/* max and min (AVX-512: of two equal operands, the second). */
+#define RG_SIMD_MIN_pd _mm512_min_pd
+#define RG_SIMD_MAX_pd _mm512_max_pd
+#define RG_SIMD_MIN_epi64 _mm512_min_epi64
+#define RG_SIMD_MAX_epi64 _mm512_max_epi64
+#define RG_SIMD_MIN_epu64 _mm512_min_epu64
+#define RG_SIMD_MAX_epu64 _mm512_max_epu64
 #define RG_SIMD_EXTREME_COL_pd(y, c) RG_SIMD_EXTREME_COL(pd, y, c)
 #define RG_SIMD_EXTREME_COL_epi64(y, c) RG_SIMD_EXTREME_COL(epi64, y, c)
 #define RG_SIMD_EXTREME_COL_epu64(y, c) RG_SIMD_EXTREME_COL(epu64, y, c)
@@ -1032,12 +1058,13 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_SIMD_PICK(arith_tile_i32);
     if (family == RG_FAMILY_ARITH && mode == 0 && content == RG_UINT32)
         return RG_SIMD_PICK(arith_tile_u32);
+    /* min and max (modes 0, 1) keep no positions: a tile of their own */
     if (family == RG_FAMILY_EXTREME && content == RG_FLOAT64)
-        return RG_SIMD_PICK(extreme_tile_f64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f64) : RG_SIMD_PICK(extreme_pos_tile_f64);
     if (family == RG_FAMILY_EXTREME && content == RG_INT64)
-        return RG_SIMD_PICK(extreme_tile_i64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i64) : RG_SIMD_PICK(extreme_pos_tile_i64);
     if (family == RG_FAMILY_EXTREME && content == RG_UINT64)
-        return RG_SIMD_PICK(extreme_tile_u64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u64) : RG_SIMD_PICK(extreme_pos_tile_u64);
 #undef RG_SIMD_PICK
 #else
     (void)family, (void)mode, (void)content, (void)offsets;
