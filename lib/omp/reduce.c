@@ -868,7 +868,12 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
  * identity and position -1.  The rows (padded with the identity) took
  * argmax 0.77x the time of the gathers and register windows before them on
  * half-empty lengths, 0.42x on 1 to 15 elements, 1.02x on power-law ones
- * (Cascade Lake VM, BENCHMARKS.md, thirty-eighth session). */
+ * (Cascade Lake VM, BENCHMARKS.md, thirty-eighth session).  pos (a
+ * constant): the positions are kept (argmin, argmax); min and max have a
+ * tile of their own without them, each column one min or max, which
+ * took them 0.67x to 0.85x the time on short, half-empty, power-law and
+ * 1..63 lengths (float64; int64 0.68x to 0.91x; AMD EPYC Zen 5, paired;
+ * thirty-ninth session). */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
     RG_AVX512 RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,            \
                                                      const void *ov, int64_t i, int mode,  \
