@@ -1065,11 +1065,14 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_SIMD_PICK(arith_tile_u32);
     /* min and max (modes 0, 1) keep no positions: a tile of their own */
     if (family == RG_FAMILY_EXTREME && content == RG_FLOAT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f64) : RG_SIMD_PICK(extreme_pos_tile_f64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f64)
+                        : RG_SIMD_PICK(extreme_pos_tile_f64);
     if (family == RG_FAMILY_EXTREME && content == RG_INT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i64) : RG_SIMD_PICK(extreme_pos_tile_i64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i64)
+                        : RG_SIMD_PICK(extreme_pos_tile_i64);
     if (family == RG_FAMILY_EXTREME && content == RG_UINT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u64) : RG_SIMD_PICK(extreme_pos_tile_u64);
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u64)
+                        : RG_SIMD_PICK(extreme_pos_tile_u64);
 #undef RG_SIMD_PICK
 #else
     (void)family, (void)mode, (void)content, (void)offsets;
