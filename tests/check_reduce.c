@@ -1109,6 +1109,54 @@ START_TEST(test_reduce_lone_lanes)
 }
 END_TEST
 
+/* The OpenMP tiles (AVX-512) go in blocks of 512 segments; a block whose
+ * segments average 2.75 elements or fewer pairs segments of up to 4
+ * elements in its rows and hands a tile with a lone lane to the other
+ * blocks' code.  Blocks of each kind in turn: short lengths with a lone
+ * lane, a tile too long for the tiles and one all of length 1; longer
+ * lengths; length 1 with lone lanes in the first and last tiles; lengths
+ * at the threshold.  Then a partial tile. */
+static int64_t block_length(size_t i, uint64_t r)
+{
+    size_t block = i / 512, tile = i % 512 / 8, lane = i % 8;
+    switch (block % 4) {
+    case 0:
+        return tile == 5 && lane == block % 8 ? 30 + (int64_t)(r % 200)
+               : tile == 9 && lane % 4 == 1   ? 70
+               : tile == 13                   ? 1
+                                              : (int64_t)(r % 4);
+    case 1: return (int64_t)(r % 21);
+    case 2: return (tile == 0 || tile == 63) && lane == 7 - block % 8 ? 25 + (int64_t)(r % 9) : 1;
+    default: return tile % 16 == 3 ? 4 + (int64_t)(r % 5) : 2 + (int64_t)(r % 2);
+    }
+}
+START_TEST(test_reduce_tile_blocks)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    size_t nsegs = 512 * 24 + 5;
+    int64_t *len = lengths_by(nsegs, 23, block_length);
+    static const rg_reduce_op ops[6] = {RG_REDUCE_SUM,    RG_REDUCE_PROD,   RG_REDUCE_MIN,
+                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MAX};
+    static const rg_dtype types[6] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
+                                      RG_UINT64,  RG_INT32,   RG_UINT32};
+    for (int t = 0; t < 6; t++) {
+        /* the ops the tiles take: integer sums, no products of integers or
+         * extremes of 32-bit values */
+        rg_reduce_op mine[6];
+        size_t k = 0;
+        for (size_t o = 0; o < 6; o++)
+            if (is_float(types[t]) ? (types[t] == RG_FLOAT64 || o < 2)
+                                   : (o != 1 && (o == 0 || t < 4)))
+                mine[k++] = ops[o];
+        check_ops_on(ctx, types[t], t % 2 ? RG_INT32 : RG_INT64, len, nsegs, mine, k, policy,
+                     1, 110 + (uint64_t)t, "tile blocks");
+    }
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* +0.0 and -0.0 are equal, so of a segment's zeros min and max return the
  * first, as argmin and argmax do: min is bit for bit content[argmin], on
  * every path (lanes, AVX-512, teams, pieces, merge path). */
@@ -1444,6 +1492,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_extreme_long_exact, 0,
                         TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_tile_blocks, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
 
