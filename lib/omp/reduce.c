@@ -613,8 +613,10 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
  * 1.08x the time. */
 #define RG_SIMD_BLOCK (512 * RG_TILE)
 #define RG_SIMD_NARROW(o, i, b1) (4 * ((int64_t)(o)[b1] - (o)[i]) <= 11 * ((b1) - (i)))
-#define RG_SIMD_TILE_FNS(F, N, IN, IT)                                                     \
-    RG_AVX512 static __attribute__((noinline)) int64_t F##_rows_##N##_##IN(                \
+/* F_rows (NARROW 0) or F_pairs (NARROW 1): tiles from i until one is
+ * refused, or in F_pairs has a lone lane. */
+#define RG_SIMD_TILE_LOOP(F, N, IN, IT, NAME, NARROW)                                      \
+    RG_AVX512 static __attribute__((noinline)) int64_t F##_##NAME##_##N##_##IN(            \
         void *out, const void *xv, const void *ov, int64_t i, int64_t i1, int mode,        \
         bool stream)                                                                       \
     {                                                                                      \
@@ -622,28 +624,19 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
         for (; i + RG_TILE <= i1; i += RG_TILE) {                                          \
             __m512i len =                                                                  \
                 _mm512_sub_epi64(simd_starts_##IN(o + i + 1), simd_starts_##IN(o + i));    \
-            bool done = _mm512_reduce_max_epi64(len) > RG_SIMD_LONE                        \
-                            ? F##_body_##N##_##IN(out, xv, ov, i, mode, stream, true, false) \
-                            : F##_body_##N##_##IN(out, xv, ov, i, mode, stream, false, false); \
+            bool lonely = _mm512_reduce_max_epi64(len) > RG_SIMD_LONE;                     \
+            if (NARROW && lonely)                                                          \
+                break;                                                                     \
+            bool done = lonely ? F##_body_##N##_##IN(out, xv, ov, i, mode, stream, true, false) \
+                               : F##_body_##N##_##IN(out, xv, ov, i, mode, stream, false, NARROW); \
             if (!done)                                                                     \
                 break;                                                                     \
         }                                                                                  \
         return i;                                                                          \
-    }                                                                                      \
-    RG_AVX512 static __attribute__((noinline)) int64_t F##_pairs_##N##_##IN(               \
-        void *out, const void *xv, const void *ov, int64_t i, int64_t i1, int mode,        \
-        bool stream)                                                                       \
-    {                                                                                      \
-        const IT *o = ov;                                                                  \
-        for (; i + RG_TILE <= i1; i += RG_TILE) {                                          \
-            __m512i len =                                                                  \
-                _mm512_sub_epi64(simd_starts_##IN(o + i + 1), simd_starts_##IN(o + i));    \
-            if (_mm512_reduce_max_epi64(len) > RG_SIMD_LONE ||                             \
-                !F##_body_##N##_##IN(out, xv, ov, i, mode, stream, false, true))           \
-                break;                                                                     \
-        }                                                                                  \
-        return i;                                                                          \
-    }                                                                                      \
+    }
+#define RG_SIMD_TILE_FNS(F, N, IN, IT)                                                     \
+    RG_SIMD_TILE_LOOP(F, N, IN, IT, rows, 0)                                               \
+    RG_SIMD_TILE_LOOP(F, N, IN, IT, pairs, 1)                                              \
     static int64_t F##_tile_##N##_##IN(void *out, const void *xv, const void *ov, int64_t i, \
                                        int64_t i1, int mode, bool stream)                  \
     {                                                                                      \
