@@ -331,6 +331,20 @@ static paired time_paired(job *j, job *ceil, int reps)
     return p;
 }
 
+/* The automatic choice against the best fixed strategy or policy: the
+ * fixed run of the one auto picked (the same code timed twice differs by
+ * the machine's noise) or, where another was faster, the two timed again
+ * in turns (the machine's speed drifts from row to row).  chosen and best:
+ * j with the strategy or policy auto picked and the fastest fixed one. */
+static void report_auto(job *chosen, job *best, int differ, int reps, const char *backend,
+                        const char *op, const char *dist, const char *chosen_name,
+                        const char *best_name)
+{
+    double ratio = differ ? time_paired(chosen, best, reps).ratio : 1.0;
+    printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed (%s)%s\n", backend, op, dist,
+           chosen_name, ratio, best_name, differ ? ", timed in turns" : "");
+}
+
 /* The fill ceiling writes ones, not zeros: some machines write lines of
  * zeros faster than any other data (an AMD EPYC here streamed 800 MB of
  * zeros in 6.5 ms, of any other constant or of an index in 9.2 ms), and the
@@ -566,21 +580,12 @@ static void bench_case(const options *o, const char *backend, int d, int64_t n)
             }
             report(&r);
         }
-        /* The same strategy timed twice differs by the machine's noise, so
-         * auto is judged by the fixed run of the strategy it picked; where
-         * another was faster, the two are timed again in turns (the
-         * machine's speed drifts from row to row). */
         if (op_table[k].strategies && fixed[chosen] > 0) {
-            double ratio = 1.0;
-            if (chosen != best_strategy) {
-                job other = j;
-                other.strategy = best_strategy;
-                j.strategy = chosen;
-                ratio = time_paired(&j, &other, o->reps).ratio;
-            }
-            printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed (%s)%s\n", backend,
-                   r.op, r.dist, rg_strategy_name(chosen), ratio, best_name,
-                   chosen != best_strategy ? ", timed in turns" : "");
+            job other = j;
+            other.strategy = best_strategy;
+            j.strategy = chosen;
+            report_auto(&j, &other, chosen != best_strategy, o->reps, backend, r.op, r.dist,
+                        rg_strategy_name(chosen), best_name);
         }
         j.offsets = variants[0];
         j.nvariants = 0;
@@ -762,17 +767,13 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
                 best_policy = policies[p];
             }
         }
-        if (fixed[chosen] > 0) { /* judged as the strategies are */
-            double ratio = 1.0;
-            if (chosen != best_policy) {
-                job other = j;
-                other.policy = best_policy;
-                j.policy = chosen;
-                ratio = time_paired(&j, &other, o->reps).ratio;
-            }
-            printf("%-7s %-13s %-9s auto picks %s: %.2f x the best fixed%s\n", backend,
-                   rg_reduce_op_name(ops[k]), dist_names[d], rg_reduce_policy_name(chosen), ratio,
-                   chosen != best_policy ? " (timed in turns)" : "");
+        if (fixed[chosen] > 0) {
+            job other = j;
+            other.policy = best_policy;
+            j.policy = chosen;
+            report_auto(&j, &other, chosen != best_policy, o->reps, backend,
+                        rg_reduce_op_name(ops[k]), dist_names[d], rg_reduce_policy_name(chosen),
+                        rg_reduce_policy_name(best_policy));
         }
         rg_array_free(j.out);
     }
