@@ -892,14 +892,17 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
  * included (see merge_stream_short). */
 #define RG_OMP_SHORT_BLOCK 16
 
-/* How far ahead of a window of segments of length 1 only merge_stream_short
- * prefetches the offsets, in bytes: one line per line such a window reads.
- * The hardware's prefetches seem to lag at each page.  AMD EPYC Zen 5, paired:
- * parents, local index and starts of all-length-1 segments took 0.60x to
- * 0.63x the time with 4 KB, and 8 KB another 0.95x to 0.98x (2 KB 1.06x,
- * 16 KB no better).  Only windows found to be such prefetch: prefetching
- * in every window cost other lengths 1.01x to 1.08x, and before the check
- * 1.02x to 1.14x. */
+/* How far ahead of the segment it is at merge_stream_short prefetches the
+ * offsets, in bytes: each window prefetches the lines that came into that
+ * distance since the last (a window of segments of length 1 only: that
+ * far past its last segment), one prefetch a line.  The hardware's
+ * prefetches seem to lag at each page.  AMD EPYC Zen 5, paired: with
+ * prefetches in windows of length-1 segments only, all-length-1 segments
+ * took 0.60x to 0.63x the time with 4 KB, and 8 KB another 0.95x to 0.98x
+ * (2 KB 1.06x, 16 KB no better; a window's elements' worth of lines in
+ * every window cost other lengths 1.01x to 1.08x).  Then the lines each
+ * window reads, in every window: short, power-law and half-empty lengths
+ * 0.73x to 1.00x, mostly 0.85x to 0.90x (4 KB and 16 KB no better). */
 #define RG_OMP_OFFSETS_AHEAD 8192
 
 /* merge_stream for a piece of short segments (fewer than
@@ -925,6 +928,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         int32_t marks[RG_OMP_WINDOW_CACHED];                                               \
         const int64_t win = stream ? RG_OMP_WINDOW : RG_OMP_WINDOW_CACHED;                 \
         bool lines = have_avx512();                                                        \
+        uintptr_t pf = ((uintptr_t)(o + i) | 63) + 1 + RG_OMP_OFFSETS_AHEAD;               \
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
@@ -942,11 +946,9 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
                     diff |= ((int64_t)o[s] - s) ^ (kw - i);                                \
                 unit = diff == 0;                                                          \
             }                                                                              \
-            if (unit) {                                                                    \
-                uintptr_t ahead = (uintptr_t)(o + i) + RG_OMP_OFFSETS_AHEAD;               \
-                for (int64_t l = 0; l < n * (int64_t)sizeof(IT); l += 64)                  \
-                    prefetch_line(ahead + (uintptr_t)l);                                   \
-            }                                                                              \
+            for (uintptr_t want = (uintptr_t)(o + i + (unit ? n : 0)) + RG_OMP_OFFSETS_AHEAD; \
+                 pf < want; pf += 64)                                                      \
+                prefetch_line(pf);                                                         \
             if (unit && lines) {                                                           \
                 stream_affine_##ON(out, kw, ke,                                            \
                                    kind == RG_ELEM_PARENTS ? i                             \
