@@ -1157,6 +1157,44 @@ START_TEST(test_reduce_tile_blocks)
 }
 END_TEST
 
+/* Regular offsets, every segment of one length: the OpenMP merge path
+ * reduces segments of up to 8 elements from offsets it makes in blocks of
+ * 4096 segments (regular_reduce of lib/omp/reduce.c), never reading them.
+ * Every op and dtype, with NaNs, on int32 and int64 offsets; lengths 1 to
+ * 8 and 9 (which that path leaves), a last block part full, too few
+ * segments for it (under 2 blocks), and an output large enough to stream. */
+START_TEST(test_reduce_regular)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    static const int64_t lens[] = {1, 2, 3, 8, 9};
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+        size_t nsegs = l == 2 ? 8191 : 3 * 4096 + 5 + l;
+        int64_t *len = malloc(nsegs * sizeof *len);
+        ck_assert_ptr_nonnull(len);
+        for (size_t i = 0; i < nsegs; i++)
+            len[i] = lens[l];
+        char what[64];
+        snprintf(what, sizeof what, "regular, length %" PRId64, lens[l]);
+        for (int t = 0; t < N_DTYPES; t++)
+            check_ops_on(ctx, all_dtypes[t], (t + l) % 2 ? RG_INT32 : RG_INT64, len, nsegs,
+                         all_ops, N_OPS, policy, 1, 130 + (uint64_t)t, what);
+        free(len);
+    }
+    /* 32 MiB of float64 results and more: streamed */
+    size_t nsegs = ((size_t)4 << 20) + 3;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    for (size_t i = 0; i < nsegs; i++)
+        len[i] = 1;
+    static const rg_reduce_op ops[3] = {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX};
+    check_ops_on(ctx, RG_FLOAT64, RG_INT64, len, nsegs, ops, 3, policy, 1, 140,
+                 "regular, streamed");
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* +0.0 and -0.0 are equal, so of a segment's zeros min and max return the
  * first, as argmin and argmax do: min is bit for bit content[argmin], on
  * every path (lanes, AVX-512, teams, pieces, merge path). */
@@ -1493,6 +1531,7 @@ Suite *reduce_suite(void)
                         TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_tile_blocks, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
 

@@ -1307,18 +1307,66 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_OK;                                                                      \
     }
 
+/* Segments regular_reduce writes at a time, from offsets made in cache. */
+#define RG_REGULAR_BLOCK 4096
+/* The longest segments regular_reduce takes: past them the offsets are a
+ * small part of what is read. */
+#define RG_REGULAR_MOST 8
+
+/* Regular offsets, nsegs segments of len elements each (the offsets check
+ * found longest * nsegs = nelems), without reading them: for segments of
+ * length 1 they are as many bytes as the content.  Each thread makes the
+ * offsets of a block of RG_REGULAR_BLOCK segments once, 0, len, 2 len, ...,
+ * and runs every block of its share through the merge path's tiles and
+ * stores (so the same results) with x and out shifted to the block's
+ * first segment; results are relative to the segment (argmin, argmax) or
+ * do not depend on where it lies. */
+#define RG_DEFINE_REGULAR(F, N, T)                                                         \
+    static void regular_##F##_##N(void *out, size_t size, const void *x_, int64_t nsegs,   \
+                                  int64_t len, int mode, simd_tile_fn simd, bool stream)   \
+    {                                                                                      \
+        const T *x = x_;                                                                   \
+        int64_t nblocks = (nsegs + RG_REGULAR_BLOCK - 1) / RG_REGULAR_BLOCK;               \
+        int team = team_size((size_t)nsegs * (size_t)(len + 1));                           \
+        (void)team;                                                                        \
+        RG_OMP(parallel num_threads(team))                                                 \
+        {                                                                                  \
+            int64_t o[RG_REGULAR_BLOCK + 1];                                               \
+            for (int64_t s = 0; s <= RG_REGULAR_BLOCK; s++)                                \
+                o[s] = s * len;                                                            \
+            RG_OMP(for schedule(static) nowait)                                            \
+            for (int64_t b = 0; b < nblocks; b++) {                                        \
+                int64_t i0 = b * RG_REGULAR_BLOCK, rest = nsegs - i0;                      \
+                F##_segments_##N##_i64((char *)out + (size_t)i0 * size, x + i0 * len, o, 0, \
+                                       rest < RG_REGULAR_BLOCK ? rest : RG_REGULAR_BLOCK,  \
+                                       rest * len, mode, simd, stream);                    \
+            }                                                                              \
+            if (stream)                                                                    \
+                stream_fence();                                                            \
+        }                                                                                  \
+    }
+
 #define RG_REDUCE_FAMILIES(N, T, AT, ST, ISF, TMIN, TMAX, UT)                              \
     RG_DEFINE_REDUCE(arith, N, T, i32, int32_t)                                            \
     RG_DEFINE_REDUCE(arith, N, T, i64, int64_t)                                            \
+    RG_DEFINE_REGULAR(arith, N, T)                                                         \
     RG_DEFINE_REDUCE(extreme, N, T, i32, int32_t)                                          \
     RG_DEFINE_REDUCE(extreme, N, T, i64, int64_t)                                          \
+    RG_DEFINE_REGULAR(extreme, N, T)                                                       \
     RG_DEFINE_REDUCE(logic, N, T, i32, int32_t)                                            \
-    RG_DEFINE_REDUCE(logic, N, T, i64, int64_t)
+    RG_DEFINE_REDUCE(logic, N, T, i64, int64_t)                                            \
+    RG_DEFINE_REGULAR(logic, N, T)
 RG_EACH_DTYPE(RG_REDUCE_FAMILIES)
 
 typedef rg_status (*reduce_fn)(rg_context *ctx, void *out, const void *x, const void *o,
                                int64_t nsegs, int64_t nelems, int mode,
                                rg_reduce_policy policy, simd_tile_fn simd, bool stream);
+
+typedef void (*regular_fn)(void *out, size_t size, const void *x, int64_t nsegs, int64_t len,
+                           int mode, simd_tile_fn simd, bool stream);
+#define RG_REGULAR_ROW(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                  \
+    {regular_arith_##N, regular_extreme_##N, regular_logic_##N},
+static const regular_fn regular_table[][3] = {RG_EACH_DTYPE(RG_REGULAR_ROW)};
 
 /* The instance for a content dtype, family (RG_FAMILY_*) and offsets dtype. */
 #define RG_TABLE_ROW(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                    \
@@ -1349,6 +1397,15 @@ rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg
     /* The tiles' lines are streamed when the output is large and aligned. */
     bool stream = simd && stream_output(out->length * rg_dtype_size(out->dtype)) &&
                   !((uintptr_t)out->host & 63);
+    int64_t nsegs = (int64_t)offsets->length - 1, len = offsets->offsets_longest;
+    if (policy == RG_REDUCE_POLICY_MERGE_PATH && offsets->offsets_ok && len >= 1 &&
+        len <= RG_REGULAR_MOST && len * nsegs == (int64_t)content->length &&
+        nsegs >= 2 * RG_REGULAR_BLOCK) {
+        regular_table[row][family](out->host, rg_dtype_size(out->dtype), content->host, nsegs,
+                                   len, mode, simd_tile(family, mode, content->dtype, RG_INT64),
+                                   stream);
+        return RG_OK;
+    }
     return fn(ctx, out->host, content->host, offsets->host, (int64_t)offsets->length - 1,
               (int64_t)content->length, mode, policy, simd, stream);
 }
