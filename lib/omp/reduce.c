@@ -926,7 +926,16 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
         const T *x = xv;                                                                   \
         bool is_max = mode & 1;                                                            \
         RG_SIMD_TILE_BEGIN(IN, IT, lonely);                                                \
-        (void)unit;                                                                        \
+        /* 8 segments of 1 element: each lane its element, at 0; only where narrow       \
+         * (F_pairs), not to add to the tiles of F_rows (see RG_SIMD_TILE_FNS):           \
+         * all-length-1 min and argmax took 0.30x to 0.53x the time (AMD EPYC Zen 5) */    \
+        if (narrow && unit) {                                                              \
+            V e = RG_SIMD_FROM_##S(_mm512_loadu_si512((const void *)(x + o[i])));          \
+            if (ISF && RG_SIMD_NAN_##S(0xff, e))                                           \
+                return false;                                                              \
+            simd_store(out, i, pos ? _mm512_setzero_si512() : RG_SIMD_BITS_##S(e), stream); \
+            return true;                                                                   \
+        }                                                                                  \
         V v = is_max ? SET1(TMIN) : SET1(TMAX);                                            \
         __m512i at = _mm512_set1_epi64(-1);                                                \
         __mmask8 nan = 0;                                                                  \
