@@ -902,7 +902,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
  * (2 KB 1.06x, 16 KB no better; a window's elements' worth of lines in
  * every window cost other lengths 1.01x to 1.08x).  Then the lines each
  * window reads, in every window: short, power-law and half-empty lengths
- * 0.73x to 1.00x, mostly 0.85x to 0.90x (4 KB and 16 KB no better). */
+ * 0.73x to 1.04x, mostly 0.85x to 0.95x (4 KB and 16 KB no better). */
 #define RG_OMP_OFFSETS_AHEAD 8192
 
 /* merge_stream for a piece of short segments (fewer than
