@@ -1159,7 +1159,7 @@ END_TEST
 
 /* Regular offsets, every segment of one length: the OpenMP merge path
  * reduces segments of up to 8 elements from offsets it makes in blocks of
- * 4096 segments (regular_reduce of lib/omp/reduce.c), never reading them.
+ * 4096 segments (regular_F of lib/omp/reduce.c), never reading them.
  * Every op and dtype, with NaNs, on int32 and int64 offsets; lengths 1 to
  * 8 and 9 (which that path leaves), a last block part full, too few
  * segments for it (under 2 blocks), and an output large enough to stream. */

@@ -1316,10 +1316,10 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_OK;                                                                      \
     }
 
-/* Segments regular_reduce writes at a time, from offsets made in cache. */
+/* Segments regular_F (below) reduces at a time, from offsets made in cache. */
 #define RG_REGULAR_BLOCK 4096
-/* The longest segments regular_reduce takes: past them the offsets are a
- * small part of what is read. */
+/* The longest segments regular_F takes: past them the offsets are a small
+ * part of what is read. */
 #define RG_REGULAR_MOST 8
 
 /* Regular offsets, nsegs segments of len elements each (the offsets check
@@ -1404,17 +1404,18 @@ rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg
     simd_tile_fn simd =
         content->length > 0 ? simd_tile(family, mode, content->dtype, offsets->dtype) : NULL;
     /* The tiles' lines are streamed when the output is large and aligned. */
-    bool stream = simd && stream_output(out->length * rg_dtype_size(out->dtype)) &&
-                  !((uintptr_t)out->host & 63);
+    bool big = stream_output(out->length * rg_dtype_size(out->dtype)) &&
+               !((uintptr_t)out->host & 63);
     int64_t nsegs = (int64_t)offsets->length - 1, len = offsets->offsets_longest;
     if (policy == RG_REDUCE_POLICY_MERGE_PATH && offsets->offsets_ok && len >= 1 &&
         len <= RG_REGULAR_MOST && len * nsegs == (int64_t)content->length &&
         nsegs >= 2 * RG_REGULAR_BLOCK) {
+        /* int64 offsets: those regular_F makes */
+        simd = simd_tile(family, mode, content->dtype, RG_INT64);
         regular_table[row][family](out->host, rg_dtype_size(out->dtype), content->host, nsegs,
-                                   len, mode, simd_tile(family, mode, content->dtype, RG_INT64),
-                                   stream);
+                                   len, mode, simd, simd && big);
         return RG_OK;
     }
-    return fn(ctx, out->host, content->host, offsets->host, (int64_t)offsets->length - 1,
-              (int64_t)content->length, mode, policy, simd, stream);
+    return fn(ctx, out->host, content->host, offsets->host, nsegs, (int64_t)content->length,
+              mode, policy, simd, simd && big);
 }
