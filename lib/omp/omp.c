@@ -648,8 +648,11 @@ RG_EACH_TYPE(RG_DEFINE_STREAM_AFFINE)
         typedef T line __attribute__((vector_size(64)));                                   \
         enum { L = 64 / sizeof(T) };                                                       \
         int64_t j = 0;                                                                     \
-        for (; j + L <= n; j += L)                                                         \
-            put_line(out + j, (__m512i)(*(const line *)(pattern + j) + base), true);       \
+        for (; j + L <= n; j += L) {                                                       \
+            line v; /* memcpy: pattern holds T, not lines */                               \
+            memcpy(&v, pattern + j, sizeof v);                                             \
+            put_line(out + j, (__m512i)(v + base), true);                                  \
+        }                                                                                  \
         for (; j < n; j++)                                                                 \
             out[j] = (T)(pattern[j] + base);                                               \
     }
