@@ -1553,9 +1553,8 @@ static rg_status omp_elem_segments(rg_array *out, const rg_array *offsets, rg_st
     if (nelems == 0)
         return RG_OK;
     int team = team_size((size_t)nsegs + (size_t)nelems);
-    int64_t len = offsets->offsets_ok ? offsets->offsets_longest : -1;
-    if (strategy == RG_STRATEGY_MERGE_PATH && regular_short(len, out->dtype) &&
-        len * nsegs == nelems) {
+    int64_t len = regular_length(offsets, nelems);
+    if (strategy == RG_STRATEGY_MERGE_PATH && regular_short(len, out->dtype)) {
         static void (*const regular[2])(void *, int64_t, int64_t, rg_elem_kind, int) = {
             regular_fill_i32, regular_fill_i64};
         regular[type_index(out->dtype)](out->host, nsegs, len, kind, team);

@@ -212,6 +212,18 @@ static inline bool have_avx512(void)
 #endif
 }
 
+/* The length of every segment of offsets over nelems elements, where the
+ * offsets check found them all equal (its longest times the segment count
+ * is nelems), else -1: such offsets need not be read (regular_fill,
+ * regular_F of reduce.c). */
+static inline int64_t regular_length(const rg_array *offsets, int64_t nelems)
+{
+    int64_t len = offsets->offsets_ok ? offsets->offsets_longest : -1;
+    /* by division: longest times a count of mostly empty segments may overflow */
+    return len >= 1 && nelems % len == 0 && nelems / len == (int64_t)offsets->length - 1 ? len
+                                                                                     : -1;
+}
+
 /* Room for one int64 per thread and one more: the flood's scan partials. */
 static inline int64_t *team_scratch(rg_context *ctx, int team)
 {

@@ -1406,9 +1406,9 @@ rg_status rg_omp_segment_reduce(rg_array *out, const rg_array *content, const rg
     /* The tiles' lines are streamed when the output is large and aligned. */
     bool big = stream_output(out->length * rg_dtype_size(out->dtype)) &&
                !((uintptr_t)out->host & 63);
-    int64_t nsegs = (int64_t)offsets->length - 1, len = offsets->offsets_longest;
-    if (policy == RG_REDUCE_POLICY_MERGE_PATH && offsets->offsets_ok && len >= 1 &&
-        len <= RG_REGULAR_MOST && len * nsegs == (int64_t)content->length &&
+    int64_t nsegs = (int64_t)offsets->length - 1;
+    int64_t len = regular_length(offsets, (int64_t)content->length);
+    if (policy == RG_REDUCE_POLICY_MERGE_PATH && len >= 1 && len <= RG_REGULAR_MOST &&
         nsegs >= 2 * RG_REGULAR_BLOCK) {
         /* int64 offsets: those regular_F makes */
         simd = simd_tile(family, mode, content->dtype, RG_INT64);
