@@ -1070,36 +1070,60 @@ START_TEST(test_reduce_lone_lanes)
     ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
     check_extremes_exact(ctx, c64, offsets, x, off, nsegs, policy, 0);
     rg_array_free(c64);
-    /* On OpenMP, float64 sums of inexact values in the documented order, bit
-     * for bit (merge path may differ on the segment a thread boundary cuts) */
+    /* On OpenMP, float64 and float32 sums and products of inexact values in the
+     * documented order, bit for bit (merge path may differ on the segment a
+     * thread boundary cuts): the lone lanes of 64 or more fold in 8 lanes */
     if (backend_of(_i) == TEST_BACKEND_OPENMP) {
-        for (size_t k = 0; k < n; k++)
-            x[k] = (double)(int64_t)(test_rand(&state) >> 40) * 0.1 - 1e5;
-        rg_array *out;
-        ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
-        ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
-        ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, RG_REDUCE_SUM, policy, NULL),
-                         RG_OK);
-        double *got = malloc(nsegs * sizeof *got);
-        ck_assert_ptr_nonnull(got);
-        ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
-        /* One cut per thread boundary (4 were too few on a 16-core machine). */
-        size_t differ = 0, may_differ = 4;
+        float *xf = malloc(n * sizeof *xf);
+        double *xw = malloc(n * sizeof *xw), *got = malloc(nsegs * sizeof *got);
+        float *gotf = malloc(nsegs * sizeof *gotf);
+        ck_assert(xf && xw && got && gotf);
+        for (int prod = 0; prod < 2; prod++) {
+            for (size_t k = 0; k < n; k++) {
+                uint64_t r = test_rand(&state);
+                /* products near 1 so that a lone lane's stay finite */
+                x[k] = prod ? 1 + ((double)(r >> 40) - 8388608.0) * 1e-10
+                            : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
+                xf[k] = (float)x[k];
+                xw[k] = (double)xf[k];
+            }
+            rg_reduce_op op = prod ? RG_REDUCE_PROD : RG_REDUCE_SUM;
+            rg_array *out, *outf, *c32;
+            ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+            ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
+            ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
+            ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
+            ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, op, policy, NULL), RG_OK);
+            ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, op, policy, NULL), RG_OK);
+            ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
+            ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
+            /* One cut per thread boundary (4 were too few on a 16-core machine). */
+            size_t differ = 0, may_differ = 4;
 #ifdef _OPENMP
-        if ((size_t)omp_get_max_threads() > may_differ)
-            may_differ = (size_t)omp_get_max_threads();
+            if ((size_t)omp_get_max_threads() > may_differ)
+                may_differ = (size_t)omp_get_max_threads();
 #endif
-        for (size_t i = 0; i < nsegs; i++) {
-            double w = lanes_fold(x, off[i], off[i + 1], 0, 8, false);
-            if (memcmp(&got[i], &w, sizeof w) != 0 &&
-                (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > may_differ ||
-                 fabs(got[i] - w) > 1e-6 * (1 + fabs(w))))
-                ck_abort_msg("%s: segment %zu (length %" PRId64 ") sums to %a, expected %a",
-                             rg_reduce_policy_name(policy), i, len[i], got[i], w);
+            for (size_t i = 0; i < nsegs; i++) {
+                double w = lanes_fold(x, off[i], off[i + 1], prod, 8, false);
+                float wf = (float)lanes_fold(xw, off[i], off[i + 1], prod, 8, false);
+                int same = memcmp(&got[i], &w, sizeof w) == 0 &&
+                           memcmp(&gotf[i], &wf, sizeof wf) == 0;
+                if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > may_differ ||
+                              fabs(got[i] - w) > 1e-6 * (1 + fabs(w))))
+                    ck_abort_msg("%s %s: segment %zu (length %" PRId64 ") gives %a / %a, "
+                                 "expected %a / %a",
+                                 rg_reduce_op_name(op), rg_reduce_policy_name(policy), i, len[i],
+                                 got[i], (double)gotf[i], w, (double)wf);
+            }
+            rg_array_free(outf);
+            rg_array_free(out);
+            rg_array_free(c32);
+            rg_array_free(c64);
         }
+        free(gotf);
         free(got);
-        rg_array_free(out);
-        rg_array_free(c64);
+        free(xw);
+        free(xf);
     }
     rg_array_free(offsets);
     free(x);
