@@ -878,7 +878,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
                             _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));           \
         /* read back from memory: gcc otherwise takes each from the vectors by             \
          * extracts (16 of them, on the shuffle ports the transposes need); sums took      \
-         * 0.89x to 0.98x the time, min and argmax 0.92x to 0.97x (AMD EPYC Zen 5) */       \
+         * 0.89x to 1.00x the time, min and argmax 0.92x to 0.97x (AMD EPYC Zen 5) */       \
         __asm__("" : "+m"(st), "+m"(in));                                                  \
         if (narrow && longest <= 4) {                                                      \
             __m512i r[4];                                                                  \
