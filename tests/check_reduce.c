@@ -880,6 +880,67 @@ static double lanes_fold(const double *x, int64_t b, int64_t e, int prod, int la
 #undef NARROW
 }
 
+/* float64 and float32 sums and products of inexact values (so that any other
+ * order changes the bits) split by off (offsets: the same as an array),
+ * against lanes_fold with lanes (float32 in float where ocl), bit for bit:
+ * per segment on every segment, else (merge path, OpenCL) but on at most
+ * may_differ segments, which stay within rounding of it.  state: the
+ * values' seed, advanced. */
+static void check_inexact_folds(rg_context *ctx, rg_array *offsets, const int64_t *off,
+                                const int64_t *len, size_t nsegs, rg_reduce_policy policy,
+                                int lanes, bool ocl, size_t may_differ, uint64_t *state)
+{
+    size_t n = (size_t)off[nsegs];
+    double *x = malloc((n + 1) * sizeof *x), *xw = malloc((n + 1) * sizeof *xw);
+    double *got = malloc((nsegs + 1) * sizeof *got);
+    float *xf = malloc((n + 1) * sizeof *xf), *gotf = malloc((nsegs + 1) * sizeof *gotf);
+    ck_assert(x && xw && got && xf && gotf);
+#ifdef _OPENMP
+    if ((size_t)omp_get_max_threads() > may_differ)
+        may_differ = (size_t)omp_get_max_threads();
+#endif
+    for (int prod = 0; prod < 2; prod++) {
+        for (size_t k = 0; k < n; k++) {
+            uint64_t r = test_rand(state);
+            /* products near 1 so that 3000 of them stay finite */
+            x[k] = prod ? 1 + ((double)(r >> 40) - 8388608.0) * 1e-10
+                        : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
+            xf[k] = (float)x[k];
+            xw[k] = (double)xf[k];
+        }
+        rg_reduce_op op = prod ? RG_REDUCE_PROD : RG_REDUCE_SUM;
+        rg_array *c64, *c32, *out = NULL, *outf = NULL;
+        ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
+        ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
+        ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
+        ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
+        ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, op, policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, op, policy, NULL), RG_OK);
+        ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
+        ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
+        size_t differ = 0;
+        for (size_t i = 0; i < nsegs; i++) {
+            double w = lanes_fold(x, off[i], off[i + 1], prod, lanes, false);
+            float wf = (float)lanes_fold(xw, off[i], off[i + 1], prod, lanes, ocl);
+            int same = memcmp(&got[i], &w, sizeof w) == 0 && memcmp(&gotf[i], &wf, sizeof wf) == 0;
+            if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > may_differ ||
+                          fabs(got[i] - w) > 1e-9 * (1 + fabs(w))))
+                ck_abort_msg("%s %s: segment %zu (length %" PRId64 ") gives %a / %a, expected "
+                             "%a / %a", rg_reduce_op_name(op), rg_reduce_policy_name(policy), i,
+                             len[i], got[i], (double)gotf[i], w, (double)wf);
+        }
+        rg_array_free(outf);
+        rg_array_free(out);
+        rg_array_free(c32);
+        rg_array_free(c64);
+    }
+    free(gotf);
+    free(xf);
+    free(got);
+    free(xw);
+    free(x);
+}
+
 /* Segments of 0 to 3000 elements (most past 64), and every 37th of 8152
  * to 38151 (cut into pieces on GPUs; one starts on a cut), of inexact
  * values, so that
@@ -912,58 +973,12 @@ START_TEST(test_reduce_lanes_exact)
         at += len[i];
     }
     int64_t *off = ref_offsets(len, nsegs);
-    size_t n = (size_t)off[nsegs];
-    double *x = malloc(n * sizeof *x), *xw = malloc(n * sizeof *xw);
-    float *xf = malloc(n * sizeof *xf);
-    ck_assert(x && xw && xf);
-    for (int prod = 0; prod < 2; prod++) {
-        for (size_t k = 0; k < n; k++) {
-            uint64_t r = test_rand(&state);
-            /* products near 1 so that 3000 of them stay finite */
-            x[k] = prod ? 1 + ((double)(r >> 40) - 8388608.0) * 1e-10
-                        : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
-            xf[k] = (float)x[k];
-            xw[k] = (double)xf[k];
-        }
-        rg_reduce_op op = prod ? RG_REDUCE_PROD : RG_REDUCE_SUM;
-        rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
-        rg_array *c64, *c32, *out = NULL, *outf = NULL;
-        ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
-        ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
-        ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
-        ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
-        ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, op, policy, NULL), RG_OK);
-        ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, op, policy, NULL), RG_OK);
-        double got[300];
-        float gotf[300];
-        ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
-        ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
-        /* Merge path may cut a segment at each of the threads - 1 boundaries
-         * (8 was too few on a 16-core machine). */
-        size_t differ = 0, may_differ = ocl ? nsegs : 8;
-#ifdef _OPENMP
-        if ((size_t)omp_get_max_threads() > may_differ)
-            may_differ = (size_t)omp_get_max_threads();
-#endif
-        for (size_t i = 0; i < nsegs; i++) {
-            double w = lanes_fold(x, off[i], off[i + 1], prod, lanes, false);
-            float wf = (float)lanes_fold(xw, off[i], off[i + 1], prod, lanes, ocl);
-            int same = memcmp(&got[i], &w, sizeof w) == 0 && memcmp(&gotf[i], &wf, sizeof wf) == 0;
-            if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > may_differ ||
-                          fabs(got[i] - w) > 1e-9 * (1 + fabs(w))))
-                ck_abort_msg("%s %s: segment %zu (length %" PRId64 ") gives %a / %a, expected "
-                             "%a / %a", rg_reduce_op_name(op), rg_reduce_policy_name(policy), i,
-                             len[i], got[i], (double)gotf[i], w, (double)wf);
-        }
-        rg_array_free(outf);
-        rg_array_free(out);
-        rg_array_free(c32);
-        rg_array_free(c64);
-        rg_array_free(offsets);
-    }
-    free(xf);
-    free(xw);
-    free(x);
+    rg_array *offsets = test_array_from_i64(ctx, RG_INT64, off, nsegs + 1);
+    /* Merge path may cut a segment at each of the threads - 1 boundaries
+     * (8 was too few on a 16-core machine). */
+    check_inexact_folds(ctx, offsets, off, len, nsegs, policy, lanes, ocl, ocl ? nsegs : 8,
+                        &state);
+    rg_array_free(offsets);
     free(off);
     free(len);
     rg_context_free(ctx);
@@ -1071,60 +1086,10 @@ START_TEST(test_reduce_lone_lanes)
     check_extremes_exact(ctx, c64, offsets, x, off, nsegs, policy, 0);
     rg_array_free(c64);
     /* On OpenMP, float64 and float32 sums and products of inexact values in the
-     * documented order, bit for bit (merge path may differ on the segment a
-     * thread boundary cuts): the lone lanes of 64 or more fold in 8 lanes */
-    if (backend_of(_i) == TEST_BACKEND_OPENMP) {
-        float *xf = malloc(n * sizeof *xf);
-        double *xw = malloc(n * sizeof *xw), *got = malloc(nsegs * sizeof *got);
-        float *gotf = malloc(nsegs * sizeof *gotf);
-        ck_assert(xf && xw && got && gotf);
-        for (int prod = 0; prod < 2; prod++) {
-            for (size_t k = 0; k < n; k++) {
-                uint64_t r = test_rand(&state);
-                /* products near 1 so that a lone lane's stay finite */
-                x[k] = prod ? 1 + ((double)(r >> 40) - 8388608.0) * 1e-10
-                            : (double)(int64_t)(r >> 40) * 0.1 - 1e5;
-                xf[k] = (float)x[k];
-                xw[k] = (double)xf[k];
-            }
-            rg_reduce_op op = prod ? RG_REDUCE_PROD : RG_REDUCE_SUM;
-            rg_array *out, *outf, *c32;
-            ck_assert_int_eq(rg_array_from_host(&c64, ctx, RG_FLOAT64, x, n), RG_OK);
-            ck_assert_int_eq(rg_array_from_host(&c32, ctx, RG_FLOAT32, xf, n), RG_OK);
-            ck_assert_int_eq(rg_array_create(&out, ctx, RG_FLOAT64, nsegs), RG_OK);
-            ck_assert_int_eq(rg_array_create(&outf, ctx, RG_FLOAT32, nsegs), RG_OK);
-            ck_assert_int_eq(rg_segment_reduce(out, c64, offsets, op, policy, NULL), RG_OK);
-            ck_assert_int_eq(rg_segment_reduce(outf, c32, offsets, op, policy, NULL), RG_OK);
-            ck_assert_int_eq(rg_array_read(got, out, 0, nsegs), RG_OK);
-            ck_assert_int_eq(rg_array_read(gotf, outf, 0, nsegs), RG_OK);
-            /* One cut per thread boundary (4 were too few on a 16-core machine). */
-            size_t differ = 0, may_differ = 4;
-#ifdef _OPENMP
-            if ((size_t)omp_get_max_threads() > may_differ)
-                may_differ = (size_t)omp_get_max_threads();
-#endif
-            for (size_t i = 0; i < nsegs; i++) {
-                double w = lanes_fold(x, off[i], off[i + 1], prod, 8, false);
-                float wf = (float)lanes_fold(xw, off[i], off[i + 1], prod, 8, false);
-                int same = memcmp(&got[i], &w, sizeof w) == 0 &&
-                           memcmp(&gotf[i], &wf, sizeof wf) == 0;
-                if (!same && (policy == RG_REDUCE_POLICY_PER_SEGMENT || ++differ > may_differ ||
-                              fabs(got[i] - w) > 1e-6 * (1 + fabs(w))))
-                    ck_abort_msg("%s %s: segment %zu (length %" PRId64 ") gives %a / %a, "
-                                 "expected %a / %a",
-                                 rg_reduce_op_name(op), rg_reduce_policy_name(policy), i, len[i],
-                                 got[i], (double)gotf[i], w, (double)wf);
-            }
-            rg_array_free(outf);
-            rg_array_free(out);
-            rg_array_free(c32);
-            rg_array_free(c64);
-        }
-        free(gotf);
-        free(got);
-        free(xw);
-        free(xf);
-    }
+     * documented order, bit for bit: the lone lanes of 64 or more fold in 8
+     * lanes (one cut per thread boundary: 4 were too few on a 16-core machine) */
+    if (backend_of(_i) == TEST_BACKEND_OPENMP)
+        check_inexact_folds(ctx, offsets, off, len, nsegs, policy, 8, false, 4, &state);
     rg_array_free(offsets);
     free(x);
     free(off);
