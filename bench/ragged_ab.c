@@ -17,7 +17,10 @@
  * [-2^20, 2^20)), parents, local_index, starts (automatic strategy and
  * policy), from_lengths (offsets from the file's lengths as int64),
  * segment_nonzero (of float64 values, half of them zero; its two new
- * results are freed after each run but the last).  Prints,
+ * results are freed after each run but the last), nonzero1, nonzero50 and
+ * nonzero99 (rg_nonzero_into of the content as 1-D float64 values, 1%, 50%
+ * or 99% of them non-zero, into room for a row per element; not with
+ * --int64; any lengths file of the wanted element count will do).  Prints,
  * per file and op, the medians of R runs of each build (after one warm-up),
  * the median of the paired ratios new/old (run k of new over run k of old),
  * and whether the two outputs hold the same bytes.  Exit status 0 when every
@@ -49,6 +52,7 @@ typedef struct build {
     rg_status (*starts)(rg_array *, const rg_array *, rg_strategy, rg_strategy *);
     rg_status (*from_lengths)(rg_array *, const rg_array *);
     rg_status (*segment_nonzero)(rg_array **, rg_array **, const rg_array *, const rg_array *);
+    rg_status (*nonzero_into)(rg_array *, int64_t *, const rg_array *, const int64_t *, size_t);
     size_t (*length)(const rg_array *);
     rg_context *ctx;
 } build;
@@ -63,7 +67,8 @@ static const struct {
     {"argmin", 1, RG_REDUCE_ARGMIN}, {"argmax", 1, RG_REDUCE_ARGMAX},
     {"parents", 0, 0},               {"local_index", 0, 1},
     {"starts", 0, 2},                {"from_lengths", 0, 3},
-    {"segment_nonzero", 0, 4},
+    {"segment_nonzero", 0, 4},       {"nonzero1", 0, 5},
+    {"nonzero50", 0, 6},             {"nonzero99", 0, 7},
 };
 enum { NOPS = sizeof op_table / sizeof *op_table };
 
@@ -100,6 +105,7 @@ static void load(build *b, const char *path)
     *(void **)&b->starts = sym(h, "rg_segment_starts");
     *(void **)&b->from_lengths = sym(h, "rg_offsets_from_lengths");
     *(void **)&b->segment_nonzero = sym(h, "rg_segment_nonzero");
+    *(void **)&b->nonzero_into = sym(h, "rg_nonzero_into");
     *(void **)&b->length = sym(h, "rg_array_length");
     if (b->context_create(&b->ctx, RG_BACKEND_OPENMP) != RG_OK)
         die("no OpenMP context in", path);
@@ -224,6 +230,48 @@ static bool time_segment_nonzero(build *b, const char *name, const double *x, si
     return same;
 }
 
+/* rg_nonzero_into of the 1-D float64 x made nonzero with probability pct%
+ * (x[k] < pct / 100 - 0.5 kept, else 0), into room for a row per element
+ * made once; true when both builds wrote the same rows. */
+static bool time_nonzero(build *b, const char *name, const char *op, int pct, const double *x,
+                         size_t n, int reps, double **t, double *ratio)
+{
+    double *z = malloc((n ? n : 1) * sizeof *z);
+    if (!z)
+        die("out of memory", NULL);
+    for (size_t k = 0; k < n; k++)
+        z[k] = x[k] < pct / 100.0 - 0.5 ? x[k] + 1.0 : 0.0;
+    rg_array *c[2], *rows[2];
+    int64_t nnz[2] = {0, 0}, shape = (int64_t)n;
+    for (int l = 0; l < 2; l++)
+        if (b[l].from_host(&c[l], b[l].ctx, RG_FLOAT64, z, n) != RG_OK ||
+            b[l].create(&rows[l], b[l].ctx, RG_INT64, n ? n : 1) != RG_OK)
+            die("cannot copy the data in", b[l].context_error(b[l].ctx));
+    free(z);
+    for (int r = -1; r < reps; r++)
+        for (int l = 0; l < 2; l++) {
+            double t0 = now();
+            if (b[l].nonzero_into(rows[l], &nnz[l], c[l], &shape, 1) != RG_OK)
+                die(op, b[l].context_error(b[l].ctx));
+            if (r >= 0)
+                t[l][r] = now() - t0;
+        }
+    for (int r = 0; r < reps; r++)
+        ratio[r] = t[1][r] / t[0][r];
+    unsigned char *res[2] = {read_all(&b[0], rows[0]), read_all(&b[1], rows[1])};
+    bool same = nnz[0] == nnz[1] && memcmp(res[0], res[1], (size_t)nnz[0] * 8) == 0;
+    printf("%-28s %-12s %10.3f %10.3f %9.3f  %s\n", name, op, 1e3 * median(t[0], reps),
+           1e3 * median(t[1], reps), median(ratio, reps), same ? "same bytes" : "DIFFER");
+    fflush(stdout);
+    free(res[0]);
+    free(res[1]);
+    for (int l = 0; l < 2; l++) {
+        b[l].array_free(rows[l]);
+        b[l].array_free(c[l]);
+    }
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 9;
@@ -261,11 +309,15 @@ int main(int argc, char **argv)
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
                         "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents "
-                        "local_index starts from_lengths segment_nonzero (default: sum min argmax parents)\n");
+                        "local_index starts from_lengths segment_nonzero nonzero1 nonzero50 nonzero99\n"
+                        "  (default: sum min argmax parents)\n");
         return 2;
     }
     if (!any_op)
         want[0] = want[2] = want[5] = want[6] = 1;
+    for (int k = 0; k < NOPS; k++)
+        if (ints && want[k] && !op_table[k].reduce && op_table[k].op >= 5)
+            die("float64 values only", op_table[k].name);
 
     /* Each build has its own OpenMP runtime: a team that spins while the
      * other build's team runs takes its cores (4 threads on 2 cores made
@@ -327,6 +379,12 @@ int main(int argc, char **argv)
                 continue;
             if (!op_table[k].reduce && op_table[k].op == 4) {
                 mismatches += !time_segment_nonzero(b, name, xf, n, o, reps, t, ratio);
+                continue;
+            }
+            if (!op_table[k].reduce && op_table[k].op >= 5) {
+                static const int pct[] = {1, 50, 99};
+                mismatches += !time_nonzero(b, name, op_table[k].name, pct[op_table[k].op - 5],
+                                            xf, n, reps, t, ratio);
                 continue;
             }
             size_t len = op_table[k].reduce ? nsegs : op_table[k].op == 3 ? nsegs + 1 : n;
