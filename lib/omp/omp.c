@@ -905,7 +905,8 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
  * (2 KB 1.06x, 16 KB no better; a window's elements' worth of lines in
  * every window cost other lengths 1.01x to 1.08x).  Then the lines each
  * window reads, in every window: short, power-law and half-empty lengths
- * 0.73x to 1.04x, mostly 0.85x to 0.95x (4 KB and 16 KB no better). */
+ * 0.73x to 1.04x, mostly 0.85x to 0.95x (4 KB and 16 KB no better).
+ * Into L2 only on Intel CPUs (prefetch_l2). */
 #define RG_OMP_OFFSETS_AHEAD 8192
 
 /* merge_stream for a piece of short segments (fewer than
@@ -930,7 +931,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         OT buf[RG_OMP_WINDOW_CACHED + RG_OMP_SHORT_BLOCK] __attribute__((aligned(64)));    \
         int32_t marks[RG_OMP_WINDOW_CACHED];                                               \
         const int64_t win = stream ? RG_OMP_WINDOW : RG_OMP_WINDOW_CACHED;                 \
-        bool lines = have_avx512();                                                        \
+        bool lines = have_avx512(), l2 = prefetch_l2();                                    \
         uintptr_t pf = ((uintptr_t)(o + i) | 63) + 1 + RG_OMP_OFFSETS_AHEAD;               \
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
@@ -940,8 +941,9 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
             int64_t n = ke - kw;                                                           \
             while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
                 i++;                                                                       \
-            /* n segments of length 1 from kw: o[s] - s is the same for all */             \
-            bool unit = (int64_t)o[i] == kw && i + n <= last + 1;                          \
+            /* n segments of length 1 from kw: o[s] - s is the same for all (the last  \
+             * offset first: one load turns away most windows that start a segment) */   \
+            bool unit = (int64_t)o[i] == kw && i + n <= last + 1 && (int64_t)o[i + n] == ke; \
             if (unit) {                                                                    \
                 int64_t diff = 0;                                                          \
                 RG_OMP(simd reduction(| : diff))                                           \
@@ -951,7 +953,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
             }                                                                              \
             for (uintptr_t want = (uintptr_t)(o + i + (unit ? n : 0)) + RG_OMP_OFFSETS_AHEAD; \
                  pf < want; pf += 64)                                                      \
-                prefetch_line(pf);                                                         \
+                prefetch_line_to(pf, l2);                                                  \
             if (unit && lines) {                                                           \
                 stream_affine_##ON(out, kw, ke,                                            \
                                    kind == RG_ELEM_PARENTS ? i                             \
