@@ -44,12 +44,13 @@ static inline void put_rows(int64_t *dst, const int64_t *src, size_t n, bool str
  * blk (room for k1 - k0 + 8: each step stores 8), returning how many: 8
  * elements at a time, with AVX-512's compress, where the plain loop costs
  * a few cycles an element (it was the writer's limit on dense input).
- * Used where have_avx512() says the CPU has it. */
+ * Used where have_avx512() says the CPU has it.  ahead, if not 0, is
+ * prefetched (into L2) as far ahead as x[k0] is read. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x, uint64_t mask,
                                                                size_t k0, size_t k1,
-                                                               int64_t *blk, const char *ahead)
+                                                               int64_t *blk, uintptr_t ahead)
 {
     const __m512i m = _mm512_set1_epi64((long long)mask), eight = _mm512_set1_epi64(8);
     __m512i idx = _mm512_add_epi64(_mm512_set1_epi64((long long)k0),
@@ -57,7 +58,7 @@ __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x
     size_t n = 0, k = k0;
     for (; k + 8 <= k1; k += 8, idx = _mm512_add_epi64(idx, eight)) {
         if (ahead)
-            _mm_prefetch(ahead + (k - k0) * 8, _MM_HINT_T1);
+            _mm_prefetch((const char *)(ahead + (k - k0) * 8), _MM_HINT_T1);
         __mmask8 nz = _mm512_test_epi64_mask(_mm512_loadu_si512((const void *)(x + k)), m);
         _mm512_storeu_si512((void *)(blk + n), _mm512_maskz_compress_epi64(nz, idx));
         n += (size_t)__builtin_popcount(nz);
@@ -70,7 +71,7 @@ __attribute__((target("avx512f"))) static size_t nz_compress_8(const uint64_t *x
 }
 #else
 static size_t nz_compress_8(const uint64_t *x, uint64_t mask, size_t k0, size_t k1, int64_t *blk,
-                            const char *ahead)
+                            uintptr_t ahead)
 {
     (void)x, (void)mask, (void)k0, (void)k1, (void)blk, (void)ahead;
     return 0; /* never called: have_avx512() is false */
@@ -117,7 +118,7 @@ static size_t nz_compress_8(const uint64_t *x, uint64_t mask, size_t k0, size_t 
                 size_t n = 0, k = k0;                                                      \
                 if (compress) {                                                            \
                     n = nz_compress_8((const uint64_t *)data, mask, k0, k1, blk,           \
-                                      ahead ? (const char *)ahead + (k0 - begin) * 8 : NULL); \
+                                      ahead ? (uintptr_t)ahead + (k0 - begin) * 8 : 0);    \
                     k = k1;                                                                \
                 }                                                                          \
                 for (; sparse && k + 8 <= k1; k += 8) {                                    \
@@ -322,6 +323,10 @@ static void write_parts(const nz_parts *p, const rg_array *a, uint64_t mask, con
  * 50%: 52 ms through the buffer, 45 counted first, the rows then going
  * through the writer's own block as well). */
 #define RG_NZ_CHAIN_BLOCK ((size_t)1 << 16) /* elements: 512 KiB of float64 */
+/* How far ahead of its reads the compress of a block prefetches, in bytes
+ * (Intel Xeon, paired: 1% to 99% non-zero 0.93x to 0.97x the time with
+ * 4 KiB; 1 KiB slower, 8 KiB the same). */
+#define RG_NZ_READ_AHEAD 4096
 #define RG_NZ_COUNTED ((uint64_t)1 << 62)  /* the block's count follows */
 #define RG_NZ_SUMMED ((uint64_t)1 << 63)   /* the rows up to and with the block follow */
 #define RG_NZ_VALUE(d) ((int64_t)((d) & (RG_NZ_COUNTED - 1)))
@@ -374,8 +379,9 @@ static rg_status nonzero_chained(const rg_array *a, uint64_t mask, const int64_t
         for (size_t b = (size_t)t; b < nblocks; b += (size_t)nt) {
             size_t k0 = b * RG_NZ_CHAIN_BLOCK;
             size_t k1 = n - k0 < RG_NZ_CHAIN_BLOCK ? n : k0 + RG_NZ_CHAIN_BLOCK;
+            uintptr_t ahead = (uintptr_t)a->host + k0 * esize + RG_NZ_READ_AHEAD;
             int64_t mine =
-                keep && compress ? (int64_t)nz_compress_8(a->host, mask, k0, k1, rows, NULL)
+                keep && compress ? (int64_t)nz_compress_8(a->host, mask, k0, k1, rows, ahead)
                 : keep           ? write(a->host, mask, k0, k1, shape, 1, rows, false, false, NULL)
                                  : count(a->host, mask, k0, k1);
             uint64_t d = 0;
