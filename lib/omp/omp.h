@@ -128,6 +128,26 @@ static inline void prefetch_line(uintptr_t a)
 #endif
 }
 
+/* A fact about the CPU, found by find at the first call and kept in
+ * *known (0: not yet, 1: no, 2: yes; threads may race to the same value). */
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline bool cpu_fact(int *known, bool (*find)(void))
+{
+    int v = __atomic_load_n(known, __ATOMIC_RELAXED);
+    if (v == 0) {
+        __builtin_cpu_init();
+        v = find() ? 2 : 1;
+        __atomic_store_n(known, v, __ATOMIC_RELAXED);
+    }
+    return v == 2;
+}
+static inline bool find_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && !rg_env_off("RAGGED_AVX512");
+}
+static inline bool find_intel(void) { return __builtin_cpu_is("intel"); }
+#endif
+
 /* prefetch_line, into the L2 cache only (prefetcht1) where l2 is set. */
 static inline void prefetch_line_to(uintptr_t a, bool l2)
 {
@@ -152,14 +172,8 @@ static inline void prefetch_line_to(uintptr_t a, bool l2)
 static inline bool prefetch_l2(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int known; /* 0: not yet, 1: no, 2: yes; threads may race to the same value */
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v == 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_is("intel") ? 2 : 1;
-        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    }
-    return v == 2;
+    static int known;
+    return cpu_fact(&known, find_intel);
 #else
     return false;
 #endif
@@ -236,14 +250,8 @@ static inline void stream_copy(void *dst, const void *src, size_t nbytes)
 static inline bool have_avx512(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int known; /* 0: not yet, 1: no, 2: yes; threads may race to the same value */
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v == 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && !rg_env_off("RAGGED_AVX512") ? 2 : 1;
-        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    }
-    return v == 2;
+    static int known;
+    return cpu_fact(&known, find_avx512);
 #else
     return false;
 #endif
