@@ -597,6 +597,10 @@ static inline bool mostly_unit(int64_t i0, int64_t last, int64_t k0, int64_t k1)
  * int64 elements), 1024 took 0.80x to 0.96x the time; 2048 and 4096 were
  * faster at 2^20 but slower from 3 million. */
 #define RG_OMP_WINDOW_CACHED 1024
+/* Powers of two: merge_stream_short finds a window's end by a mask. */
+_Static_assert((RG_OMP_WINDOW & (RG_OMP_WINDOW - 1)) == 0 &&
+                   (RG_OMP_WINDOW_CACHED & (RG_OMP_WINDOW_CACHED - 1)) == 0,
+               "windows are powers of two");
 /* Pieces and windows whose segments average fewer elements than this are
  * written in place: there the work per segment, not the memory, bounds the
  * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
@@ -936,7 +940,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
-            int64_t ke = (kw / win + 1) * win;                                             \
+            int64_t ke = (kw | (win - 1)) + 1; /* the next multiple: no division */        \
             ke = ke < k1 ? ke : k1;                                                        \
             int64_t n = ke - kw;                                                           \
             while ((int64_t)o[i + 1] <= kw) /* to the segment holding kw */                \
