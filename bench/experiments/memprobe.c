@@ -111,11 +111,12 @@ static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase
                         memcpy(&x, r + rk, 8);
                         buf[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
                     }
-                for (; rk + 8 <= rend; rk += 8) {
-                    int64_t x;
-                    memcpy(&x, r + rk, 8);
-                    buf[rk / 8 * 4 % (WINDOW / 8)] = (int32_t)x;
-                }
+                else
+                    for (; rk + 8 <= rend; rk += 8) {
+                        int64_t x;
+                        memcpy(&x, r + rk, 8);
+                        buf[rk / 8 * 4 % (WINDOW / 8)] = (int32_t)x;
+                    }
                 for (; wk < wend; wk += 64) {
                     __m512i m = _mm512_load_si512((const void *)(buf + wk / 4 % (WINDOW / 8)));
                     _mm512_stream_si512((void *)(w + wk), _mm512_add_epi64(v, m));
