@@ -16,6 +16,11 @@
  *   +marks@ R    the same, each store at the offset read (mod 512), as the
  *                flood stores at a segment's start: R holds the offsets of
  *                half-empty lengths (0 half the time, else 1 to 15);
+ *   +marks@exit R  +marks@ whose loop ends where an offset passes the
+ *                window's end, as the flood's does (a branch on a load);
+ *   +marks@il R  +marks@ with the stores of the next window's marks
+ *                interleaved with this window's lines, 2 a line, into the
+ *                other half of a buffer of 1024;
  *   phases R     the same bytes in turns: 16 KiB of R read into cache,
  *                then its share of W streamed.
  * If fill+read stays above a target while the op is close to it, the
@@ -26,7 +31,10 @@
  * session), one run: fill+read 1.21x, 1.17x and 1.11x the fill for 200,
  * 178 and 143 MB, +marks 1.24x, 1.19x, 1.15x, +marks@ 1.24x, 1.22x,
  * 1.16x, phases 1.41x, 1.36x, 1.30x, where parents took 1.36x to 1.38x,
- * 1.26x to 1.33x and 1.24x to 1.27x.
+ * 1.26x to 1.33x and 1.24x to 1.27x.  Forty-fifth session, the same VM,
+ * 200 MB, one run: fill+read 1.23x, +marks@ 1.26x, +marks@exit 1.26x,
+ * +marks@il 1.24x (each kind three times in one process before: 1.22x to
+ * 1.23x, 1.23x to 1.26x, 1.25x to 1.29x, 1.22x to 1.25x).
  * Build: cc -O2 -fopenmp -mavx512f -o memprobe memprobe.c
  * Run: ./memprobe [W MB] [R MB ...] (default 800 200 178; at most 16). */
 #include <immintrin.h>
@@ -83,7 +91,8 @@ static void read_only(const char *r, size_t rn)
 }
 
 /* Both in one pass (phase == 0) or in turns of phase bytes of r; with
- * marks, as parents' floods (see the top). */
+ * marks, as parents' floods (see the top): 1 +marks, 2 +marks@,
+ * 3 +marks@exit, 4 +marks@il. */
 static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase, int marks)
 {
     long long s = 0;
@@ -95,6 +104,8 @@ static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase
         double per = (double)(re - rb) / (double)(we - wb); /* bytes of r per byte of w */
         __m512i v = _mm512_set1_epi64(7), acc = _mm512_setzero_si512();
         int32_t buf[WINDOW / 8] __attribute__((aligned(64))) = {0};
+        int32_t buf2[WINDOW / 4] __attribute__((aligned(64))) = {0};
+        int half = 0;
         size_t rk = rb, pf = rb + AHEAD;
         size_t step = phase ? (size_t)((double)phase / per) / 64 * 64 : WINDOW;
         for (size_t wk = wb; wk < we;) {
@@ -104,8 +115,37 @@ static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase
             if (!phase)
                 for (; pf < rend + AHEAD && pf < re; pf += 64)
                     prefetch(r + pf);
+            if (marks == 4) { /* the next window's marks, 2 a line, into the other half */
+                int32_t *cur = buf2 + (half ? WINDOW / 8 : 0);
+                int32_t *nxt = buf2 + (half ? 0 : WINDOW / 8);
+                half ^= 1;
+                for (; wk < wend; wk += 64) {
+                    for (int u = 0; u < 2 && rk + 8 <= rend; u++, rk += 8) {
+                        int64_t x;
+                        memcpy(&x, r + rk, 8);
+                        nxt[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
+                    }
+                    __m512i m = _mm512_load_si512((const void *)(cur + wk / 4 % (WINDOW / 8)));
+                    _mm512_stream_si512((void *)(w + wk), _mm512_add_epi64(v, m));
+                }
+                for (; rk + 8 <= rend; rk += 8) {
+                    int64_t x;
+                    memcpy(&x, r + rk, 8);
+                    nxt[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
+                }
+                continue;
+            }
             if (marks) {
-                if (marks == 2) /* where the offset says: the store waits for its load */
+                if (marks == 3) { /* ends where an offset passes the window, as the flood */
+                    int64_t lim = (int64_t)(wend / 8);
+                    for (; rk + 8 <= re; rk += 8) {
+                        int64_t x;
+                        memcpy(&x, r + rk, 8);
+                        if (x >= lim)
+                            break;
+                        buf[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
+                    }
+                } else if (marks == 2) /* where the offset says: the store waits for its load */
                     for (; rk + 8 <= rend; rk += 8) {
                         int64_t x;
                         memcpy(&x, r + rk, 8);
@@ -151,7 +191,10 @@ static void paired(const char *name, char *w, size_t wn, const char *r, size_t r
         if (kind == 0)
             read_only(r, rn);
         else
-            fill_read(w, wn, r, rn, kind == 4 ? PHASE : 0, kind == 2 ? 1 : kind == 3 ? 2 : 0);
+        {
+            static const int marks_of[7] = {0, 0, 1, 2, 0, 3, 4}; /* by kind */
+            fill_read(w, wn, r, rn, kind == 4 ? PHASE : 0, marks_of[kind]);
+        }
         double t2 = now();
         base[rep] = t1 - t0;
         mine[rep] = t2 - t1;
@@ -199,14 +242,16 @@ int main(int argc, char **argv)
     printf("memprobe: %d threads, W = %zu MB, %s prefetches\n", omp_get_max_threads(), wmb,
            g_intel ? "prefetcht1" : "prefetcht0");
     for (size_t q = 0; q < nr; q++) {
-        char name[5][64];
+        char name[7][64];
         size_t n = rmbs[q] * 1000000;
         snprintf(name[0], sizeof name[0], "read %zu MB", rmbs[q]);
         snprintf(name[1], sizeof name[1], "fill+read %zu MB", rmbs[q]);
         snprintf(name[2], sizeof name[2], "+marks %zu MB", rmbs[q]);
         snprintf(name[3], sizeof name[3], "+marks@ %zu MB", rmbs[q]);
         snprintf(name[4], sizeof name[4], "phases %zu MB", rmbs[q]);
-        for (int kind = 0; kind < 5; kind++)
+        snprintf(name[5], sizeof name[5], "+marks@exit %zu MB", rmbs[q]);
+        snprintf(name[6], sizeof name[6], "+marks@il %zu MB", rmbs[q]);
+        for (int kind = 0; kind < 7; kind++)
             paired(name[kind], w, wn, r, n, kind);
     }
     free(w);
