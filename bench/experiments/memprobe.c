@@ -90,6 +90,15 @@ static void read_only(const char *r, size_t rn)
     g_sink = s;
 }
 
+/* The mark of the offset at byte rk of r, stored where that offset says
+ * (mod the window), as the flood stores at a segment's start. */
+static inline void mark_at(int32_t *buf, const char *r, size_t rk)
+{
+    int64_t x;
+    memcpy(&x, r + rk, 8);
+    buf[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
+}
+
 /* Both in one pass (phase == 0) or in turns of phase bytes of r; with
  * marks, as parents' floods (see the top): 1 +marks, 2 +marks@,
  * 3 +marks@exit, 4 +marks@il. */
@@ -120,19 +129,13 @@ static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase
                 int32_t *nxt = buf2 + (half ? 0 : WINDOW / 8);
                 half ^= 1;
                 for (; wk < wend; wk += 64) {
-                    for (int u = 0; u < 2 && rk + 8 <= rend; u++, rk += 8) {
-                        int64_t x;
-                        memcpy(&x, r + rk, 8);
-                        nxt[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
-                    }
+                    for (int u = 0; u < 2 && rk + 8 <= rend; u++, rk += 8)
+                        mark_at(nxt, r, rk);
                     __m512i m = _mm512_load_si512((const void *)(cur + wk / 4 % (WINDOW / 8)));
                     _mm512_stream_si512((void *)(w + wk), _mm512_add_epi64(v, m));
                 }
-                for (; rk + 8 <= rend; rk += 8) {
-                    int64_t x;
-                    memcpy(&x, r + rk, 8);
-                    nxt[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
-                }
+                for (; rk + 8 <= rend; rk += 8)
+                    mark_at(nxt, r, rk);
                 continue;
             }
             if (marks) {
@@ -143,14 +146,11 @@ static void fill_read(char *w, size_t wn, const char *r, size_t rn, size_t phase
                         memcpy(&x, r + rk, 8);
                         if (x >= lim)
                             break;
-                        buf[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
+                        mark_at(buf, r, rk);
                     }
                 } else if (marks == 2) /* where the offset says: the store waits for its load */
-                    for (; rk + 8 <= rend; rk += 8) {
-                        int64_t x;
-                        memcpy(&x, r + rk, 8);
-                        buf[(size_t)x % (WINDOW / 8)] = (int32_t)(rk / 8);
-                    }
+                    for (; rk + 8 <= rend; rk += 8)
+                        mark_at(buf, r, rk);
                 else
                     for (; rk + 8 <= rend; rk += 8) {
                         int64_t x;
@@ -188,13 +188,11 @@ static void paired(const char *name, char *w, size_t wn, const char *r, size_t r
         double t0 = now();
         fill(w, wn);
         double t1 = now();
+        static const int marks_of[7] = {0, 0, 1, 2, 0, 3, 4}; /* fill_read's, by kind */
         if (kind == 0)
             read_only(r, rn);
         else
-        {
-            static const int marks_of[7] = {0, 0, 1, 2, 0, 3, 4}; /* by kind */
             fill_read(w, wn, r, rn, kind == 4 ? PHASE : 0, marks_of[kind]);
-        }
         double t2 = now();
         base[rep] = t1 - t0;
         mine[rep] = t2 - t1;
