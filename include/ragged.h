@@ -85,8 +85,9 @@ typedef enum rg_device_kind {
 
 /* A context and the arrays it owns are for one thread at a time (calls on
  * them update the context's message and the arrays' caches); separate
- * contexts may be used from separate threads (on PoCL their kernels then
- * run one at a time, working around a fault of PoCL's).
+ * contexts may be made and used from separate threads (OpenCL contexts
+ * are made one at a time in the process, and on PoCL their kernels run
+ * one at a time: both work around faults of PoCL's).
  *
  * Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
  * environment steers: RAGGED_BACKEND=auto|opencl|openmp.  Every OpenCL
@@ -95,7 +96,8 @@ typedef enum rg_device_kind {
  * or accelerator and falls back to OpenMP when there is none (no ICD loader,
  * no platform, CPU devices only).  RG_BACKEND_OPENCL takes any OpenCL device
  * (CPUs too) and fails with RG_ENODEVICE when there is none.  On failure
- * *out is untouched and rg_context_error(NULL) gives this thread's message. */
+ * *out is untouched and rg_context_error(NULL) gives this thread's message,
+ * kept until its next failed rg_context_create. */
 RG_API rg_status rg_context_create(rg_context **out, rg_backend want);
 RG_API void rg_context_free(rg_context *ctx);
 

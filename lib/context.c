@@ -100,7 +100,8 @@ rg_status rg_context_create(rg_context **out, rg_backend want)
         free(ctx);
         return st;
     }
-    create_error[0] = '\0';
+    /* create_error stays: a program that falls back from OpenCL to OpenMP
+     * may then print why OpenCL failed. */
     *out = ctx;
     return RG_OK;
 }

@@ -479,6 +479,15 @@ START_TEST(test_create_bad_args)
     ck_assert_ptr_eq(ctx, UNTOUCHED);
     ck_assert_int_eq(rg_context_create(&ctx, (rg_backend)-1), RG_EINVAL);
     ck_assert_ptr_eq(ctx, UNTOUCHED);
+
+    /* The message of the failure outlives a later success, as ragged.h
+     * says: a program that falls back to OpenMP may then print it. */
+    ck_assert_msg(test_contains(rg_context_error(NULL), "-1"), "message: \"%s\"",
+                  rg_context_error(NULL));
+    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENMP), RG_OK);
+    ck_assert_msg(test_contains(rg_context_error(NULL), "-1"), "after a success: \"%s\"",
+                  rg_context_error(NULL));
+    rg_context_free(ctx);
 }
 END_TEST
 
@@ -619,6 +628,35 @@ START_TEST(test_contexts_in_threads)
     for (int t = 0; t < NTHREADS; t++)
         ck_assert_msg(jobs[t].failure[0] == '\0', "thread %d (%s): %s", t,
                       rg_backend_name(jobs[t].backend), jobs[t].failure);
+}
+END_TEST
+
+static void *create_opencl(void *arg)
+{
+    rg_context *ctx = NULL;
+    rg_status st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+    *(rg_status *)arg = st;
+    rg_context_free(ctx);
+    return NULL;
+}
+
+/* The first OpenCL contexts of a process, made by several threads at once
+ * (this forked test's process has made none before): PoCL crashed here
+ * while it initialised its devices, before creations took a lock. */
+START_TEST(test_first_contexts_at_once)
+{
+    enum { NTHREADS = 8 };
+    pthread_t threads[NTHREADS];
+    rg_status st[NTHREADS];
+    for (int t = 0; t < NTHREADS; t++)
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, create_opencl, &st[t]), 0);
+    for (int t = 0; t < NTHREADS; t++)
+        ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    for (int t = 0; t < NTHREADS; t++) {
+        ck_assert_msg(st[t] == RG_OK || (st[t] == RG_ENODEVICE && !test_opencl_required()),
+                      "thread %d: %s", t, rg_strerror(st[t]));
+        ck_assert_int_eq(st[t], st[0]); /* one device for all, or none */
+    }
 }
 END_TEST
 
@@ -825,6 +863,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_free_null);
     tcase_add_test(tc, test_create_bad_args);
     tcase_add_test(tc, test_contexts_in_threads);
+    tcase_add_test(tc, test_first_contexts_at_once);
     tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_scratch_spare, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_scratch_two_spares);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,7 +305,24 @@ static rg_status read_build_options(rg_context *ctx, char *buf, size_t size)
     return RG_OK;
 }
 
+/* PoCL initialises its devices lazily at the first clGetDeviceIDs, and
+ * another thread's clGetDeviceInfo in the meantime reads a device half made
+ * (PoCL 3.1: a crash in strlen of CL_DEVICE_NAME, 8 of 10 runs of 8 threads
+ * creating their first contexts at once).  So contexts are made one at a
+ * time in the process: a creation takes milliseconds, a build far longer. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static rg_status init_locked(rg_context *ctx, bool gpu_only);
+
 rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
+{
+    pthread_mutex_lock(&init_lock);
+    rg_status st = init_locked(ctx, gpu_only);
+    pthread_mutex_unlock(&init_lock);
+    return st;
+}
+
+static rg_status init_locked(rg_context *ctx, bool gpu_only)
 {
     rg_status st = rg_cl_load(ctx);
     candidate chosen;
