@@ -26,7 +26,9 @@ extern "C" {
  *
  * Every fallible call returns an rg_status: RG_OK (0) or a negative error.
  * The detailed message of the last error (argument name, first bad index,
- * OpenCL build log) is rg_context_error(ctx).  On error no output is
+ * OpenCL build log) is rg_context_error(ctx); a call given no context and
+ * no array to find one by (NULL for all of them) can only return
+ * RG_EINVAL, and sets no message.  On error no output is
  * modified: an op gets its kernels, programs and temporary buffers before
  * it writes, so missing or broken kernels and exhausted memory leave
  * outputs as they were.  The exception is the OpenCL runtime failing in the
@@ -268,7 +270,8 @@ RG_API rg_status rg_array_scalar(rg_array *array, rg_arith op, const void *value
 
 /* RG_OK when offsets[0] == 0, offsets never decrease and offsets[nsegs] ==
  * content_length; otherwise RG_EOFFSETS and a message naming the first bad
- * index and its value. */
+ * index and its value.  An empty offsets array (not even offsets[0]) is
+ * RG_ESIZE, here and in every call that takes offsets. */
 RG_API rg_status rg_offsets_validate(const rg_array *offsets, size_t content_length);
 
 /* lengths[i] = offsets[i+1] - offsets[i]; lengths has nsegs elements. */

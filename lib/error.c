@@ -70,6 +70,14 @@ void rg_clear_error(rg_context *ctx)
         ctx->error[0] = '\0';
 }
 
+rg_status rg_prefix_error(rg_context *ctx, rg_status status, const char *fn)
+{
+    /* rg_set_error formats before it frees the old message. */
+    if (status != RG_OK && ctx && ctx->error && ctx->error[0])
+        rg_set_error(ctx, status, "%s: %s", fn, ctx->error);
+    return status;
+}
+
 rg_status rg_null_arg(const rg_array *other, const char *fn, const char *name)
 {
     return other ? rg_set_error(other->ctx, RG_EINVAL, "%s: %s is NULL", fn, name) : RG_EINVAL;

@@ -327,6 +327,9 @@ RG_HIDDEN rg_status rg_set_error(rg_context *ctx, rg_status status, const char *
 /* Appends more text to ctx's last error (for long build logs). */
 RG_HIDDEN void rg_append_error(rg_context *ctx, const char *text);
 RG_HIDDEN void rg_clear_error(rg_context *ctx);
+/* For a call that failed inside another public call: "fn: " before the
+ * message, so that it names the function the user called; returns status. */
+RG_HIDDEN rg_status rg_prefix_error(rg_context *ctx, rg_status status, const char *fn);
 
 /* A switch read from the environment variable `name` when a context is
  * created (RAGGED_PROFILE, RAGGED_OMP_STREAM): *on (if not NULL) is whether

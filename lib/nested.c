@@ -201,7 +201,7 @@ static rg_status nested_elems(rg_array *out, const rg_array *const *levels, size
         st = local ? rg_local_index(out, offsets, strategy, used)
                    : rg_parents(out, offsets, strategy, used);
     rg_array_free(owned);
-    return st;
+    return rg_prefix_error(levels[0]->ctx, st, fn);
 }
 
 rg_status rg_nested_parents(rg_array *out, const rg_array *const *levels, size_t nlevels,
@@ -232,5 +232,6 @@ rg_status rg_nested_reduce(rg_array *out, const rg_array *const *levels, size_t 
     if (st != RG_OK)
         return st;
     /* The innermost level splits the content: a flat segmented reduction. */
-    return rg_segment_reduce(out, content, levels[nlevels - 1], op, policy, used);
+    st = rg_segment_reduce(out, content, levels[nlevels - 1], op, policy, used);
+    return rg_prefix_error(levels[0]->ctx, st, fn);
 }

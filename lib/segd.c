@@ -332,8 +332,10 @@ static int64_t share_begin(int64_t n, size_t w, size_t p)
     return iw * q + (iw < r ? iw : r);
 }
 
-static rg_status dsegd_alloc(rg_dsegd **out, const rg_segd *segd, size_t nworkers,
-                             const char *fn)
+/* *d: a new descriptor of nworkers parts, to be filled in and then stored
+ * in the caller's out (checked here, not written). */
+static rg_status dsegd_alloc(rg_dsegd **d_out, rg_dsegd *const *out, const rg_segd *segd,
+                             size_t nworkers, const char *fn)
 {
     if (!segd)
         return RG_EINVAL;
@@ -349,7 +351,7 @@ static rg_status dsegd_alloc(rg_dsegd **out, const rg_segd *segd, size_t nworker
                             nworkers);
     d->segd = segd;
     d->nworkers = nworkers;
-    *out = d;
+    *d_out = d;
     return RG_OK;
 }
 
@@ -359,7 +361,7 @@ static rg_status dsegd_alloc(rg_dsegd **out, const rg_segd *segd, size_t nworker
 rg_status rg_segd_split_segs(rg_dsegd **out, const rg_segd *segd, size_t nworkers)
 {
     rg_dsegd *d;
-    rg_status st = dsegd_alloc(&d, segd, nworkers, "rg_segd_split_segs");
+    rg_status st = dsegd_alloc(&d, out, segd, nworkers, "rg_segd_split_segs");
     if (st != RG_OK)
         return st;
     const int64_t *o = segd->offsets;
@@ -394,7 +396,7 @@ rg_status rg_segd_split_segs(rg_dsegd **out, const rg_segd *segd, size_t nworker
 rg_status rg_segd_split_elems(rg_dsegd **out, const rg_segd *segd, size_t nworkers)
 {
     rg_dsegd *d;
-    rg_status st = dsegd_alloc(&d, segd, nworkers, "rg_segd_split_elems");
+    rg_status st = dsegd_alloc(&d, out, segd, nworkers, "rg_segd_split_elems");
     if (st != RG_OK)
         return st;
     const int64_t *o = segd->offsets;

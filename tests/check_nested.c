@@ -175,6 +175,13 @@ START_TEST(test_nested_bad_input)
     rg_array *wrong = test_array_filled(ctx, RG_INT64, 14, -9);
     ck_assert_int_eq(rg_nested_parents(wrong, levels, 2, 0, 2, RG_STRATEGY_AUTO, NULL), RG_ESIZE);
     test_expect_filled(wrong, -9, "parents into a short output");
+    /* A check made by rg_parents inside: its message names both calls. */
+    ck_assert_msg(test_contains(rg_context_error(ctx), "rg_nested_parents: rg_parents:"), "%s",
+                  rg_context_error(ctx));
+    ck_assert_int_eq(rg_nested_local_index(out, levels, 2, 0, 2, (rg_strategy)77, NULL),
+                     RG_EINVAL);
+    ck_assert_msg(test_contains(rg_context_error(ctx), "rg_nested_local_index: "), "%s",
+                  rg_context_error(ctx));
     ck_assert_int_eq(rg_nested_offsets(wrong, levels, 2, 0, 2), RG_ESIZE);
     rg_array *fl = test_array_filled(ctx, RG_FLOAT32, 3, 0);
     ck_assert_int_eq(rg_nested_offsets(fl, levels, 2, 0, 2), RG_EDTYPE);
@@ -216,6 +223,7 @@ START_TEST(test_nested_reduce)
     ck_assert_int_eq(rg_nested_reduce(fresh, levels, 2, short_content, RG_REDUCE_SUM,
                                       RG_REDUCE_POLICY_AUTO, NULL), RG_EOFFSETS);
     ck_assert(test_contains(rg_context_error(ctx), "14"));
+    ck_assert(test_contains(rg_context_error(ctx), "rg_nested_reduce"));
     test_expect_filled(fresh, -1, "refused nested reduce");
     /* An outer level as the output, of the right dtype and length (3
      * innermost lists): refused, the level untouched. */

@@ -277,6 +277,10 @@ START_TEST(test_segd_bad_input)
     ck_assert(test_contains(rg_context_error(ctx), "nworkers"));
     ck_assert_int_eq(rg_segd_split_segs(&d, s, 0), RG_EINVAL);
     ck_assert_ptr_eq(d, (rg_dsegd *)sentinel);
+    ck_assert_int_eq(rg_segd_split_segs(NULL, s, 2), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "rg_segd_split_segs: out is NULL"));
+    ck_assert_int_eq(rg_segd_split_elems(NULL, s, 2), RG_EINVAL);
+    ck_assert(test_contains(rg_context_error(ctx), "rg_segd_split_elems: out is NULL"));
     ck_assert_int_eq(rg_segd_split_elems(&d, s, 2), RG_OK);
     rg_segd_part part = {99, 99, 99, 99, 99};
     ck_assert_int_eq(rg_dsegd_part(&part, d, 2), RG_ERANGE);
