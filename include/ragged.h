@@ -56,7 +56,8 @@ typedef enum rg_status {
     RG_EOVERFLOW = -7,  /* a size or a result does not fit its type */
     RG_ENODEVICE = -8,  /* no device of the kind asked for */
     RG_EBUILD = -9,     /* kernel build failed; the message holds the build log */
-    RG_ENOKERNEL = -10, /* kernel source not found; the message names the folders searched */
+    RG_ENOKERNEL = -10, /* kernel source not found (the message names the folders searched), or
+                           a kernel missing from the source found */
     RG_EDEVICE = -11,   /* the OpenCL runtime reported an error */
     RG_EDEVMEM = -12    /* device memory exhausted */
 } rg_status;
@@ -89,7 +90,19 @@ typedef enum rg_device_kind {
  * them update the context's message and the arrays' caches); separate
  * contexts may be made and used from separate threads (OpenCL contexts
  * are made one at a time in the process, and on PoCL their kernels run
- * one at a time: both work around faults of PoCL's).
+ * one at a time: both work around faults of PoCL's).  The one exception:
+ * the queries of a segment descriptor and of its split (rg_segd_nsegs to
+ * rg_segd_offsets, rg_dsegd_nworkers, rg_dsegd_part, rg_dsegd_lengths) may
+ * run in several threads at once, one per worker say, while no other call
+ * uses their context; read a failed query's message once they are done.
+ *
+ * fork: a child may create contexts, and use them, of a backend the parent
+ * had not used before it forked (fork waits for a context's creation, or a
+ * PoCL kernel, in another thread, so that no lock of the library stays
+ * held in the child).  Contexts inherited from the parent, and new ones of
+ * a backend it used, can hang in the child: the OpenMP runtime (libgomp)
+ * and OpenCL drivers (PoCL, CUDA) do not survive a fork after their first
+ * use.
  *
  * Creates a context on the backend asked for.  With RG_BACKEND_AUTO the
  * environment steers: RAGGED_BACKEND=auto|opencl|openmp.  Every OpenCL

@@ -40,7 +40,7 @@ static rg_status backend_from_env(rg_context *ctx, rg_backend *want)
         *want = RG_BACKEND_OPENMP;
     else
         return rg_set_error(ctx, RG_EINVAL,
-                            "RAGGED_BACKEND=%s: expected auto, opencl or openmp", env);
+                            "RAGGED_BACKEND=\"%s\": expected auto, opencl or openmp", env);
     return RG_OK;
 }
 

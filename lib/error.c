@@ -47,8 +47,10 @@ rg_status rg_set_error(rg_context *ctx, rg_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    free(ctx->error);
-    ctx->error = msg;
+    /* Exchanged, not assigned: the queries of a descriptor may fail in
+     * several threads at once (ragged.h), and each frees only the text it
+     * took out. */
+    free(__atomic_exchange_n(&ctx->error, msg, __ATOMIC_ACQ_REL));
     return status;
 }
 

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -147,8 +149,60 @@ START_TEST(test_env_bogus)
     ck_assert_int_eq(st, RG_EINVAL);
     ck_assert_ptr_eq(ctx, UNTOUCHED);
     const char *msg = rg_context_error(NULL);
-    ck_assert_msg(test_contains(msg, "bogus") || test_contains(msg, "RAGGED_BACKEND"),
-                  "message should name the variable or its value: \"%s\"", msg ? msg : "(null)");
+    ck_assert_msg(test_contains(msg, "RAGGED_BACKEND=\"bogus\""),
+                  "message should name the variable and its value: \"%s\"", msg ? msg : "(null)");
+    /* Quoted, so that a stray space shows. */
+    test_setenv("RAGGED_BACKEND", " opencl");
+    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_AUTO), RG_EINVAL);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_BACKEND=\" opencl\""),
+                  "message: \"%s\"", rg_context_error(NULL));
+    test_unsetenv("RAGGED_BACKEND");
+}
+END_TEST
+
+/* The switches read where they are used (RAGGED_AVX512 at an OpenMP
+ * context's first op, RAGGED_CACHE at each build, RAGGED_OPENCL_CPU_KERNELS
+ * for an OpenCL context on a CPU) are checked when a context of their
+ * backend is created: unset, empty, 0 and 1 are fine, a typo is RG_EINVAL
+ * naming the variable, not the default. */
+START_TEST(test_env_switches)
+{
+    static const struct {
+        const char *name;
+        rg_backend backend;
+    } vars[] = {{"RAGGED_AVX512", RG_BACKEND_OPENMP},
+                {"RAGGED_CACHE", RG_BACKEND_OPENCL},
+                {"RAGGED_OPENCL_CPU_KERNELS", RG_BACKEND_OPENCL}};
+    static const char *const good[] = {"0", "1", ""};
+    static const char *const bad[] = {"no", "off", "2", " 0", "1 "};
+    test_unsetenv("RAGGED_DEVICE");
+    rg_context *probe = NULL;
+    bool opencl = rg_context_create(&probe, RG_BACKEND_OPENCL) == RG_OK;
+    rg_context_free(probe);
+    ck_assert_msg(opencl || !test_opencl_required(), "no OpenCL: %s", rg_context_error(NULL));
+    for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
+        if (vars[v].backend == RG_BACKEND_OPENCL && !opencl)
+            continue;
+        for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+            test_setenv(vars[v].name, good[i]);
+            rg_context *ctx = NULL;
+            rg_status st = rg_context_create(&ctx, vars[v].backend);
+            ck_assert_msg(st == RG_OK, "%s=\"%s\": %d %s", vars[v].name, good[i], (int)st,
+                          rg_context_error(NULL));
+            rg_context_free(ctx);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            test_setenv(vars[v].name, bad[i]);
+            rg_context *ctx = UNTOUCHED;
+            rg_status st = rg_context_create(&ctx, vars[v].backend);
+            ck_assert_msg(st == RG_EINVAL, "%s=\"%s\": %d", vars[v].name, bad[i], (int)st);
+            ck_assert_ptr_eq(ctx, UNTOUCHED);
+            ck_assert_msg(test_contains(rg_context_error(NULL), vars[v].name), "message: \"%s\"",
+                          rg_context_error(NULL));
+        }
+        test_unsetenv(vars[v].name);
+    }
 }
 END_TEST
 
@@ -457,13 +511,18 @@ START_TEST(test_env_build_options)
     longer[0] = '-';
     longer[1] = 'D';
     longer[sizeof longer - 1] = '\0';
-    test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", longer);
-    ctx = UNTOUCHED;
-    st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-    ck_assert_msg(st == RG_EINVAL, "%d", (int)st);
-    ck_assert_ptr_eq(ctx, UNTOUCHED);
-    ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OPENCL_BUILD_OPTIONS"),
-                  "message: \"%s\"", rg_context_error(NULL));
+    /* Too long, or ending in a -D or -I with nothing after it (on which
+     * PoCL 3.1 crashed). */
+    const char *const bad[] = {longer, "-D", "-I", "-DX=1 -D", "-DX=1 -I  "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", bad[i]);
+        ctx = UNTOUCHED;
+        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+        ck_assert_msg(st == RG_EINVAL, "\"%.20s\": %d", bad[i], (int)st);
+        ck_assert_ptr_eq(ctx, UNTOUCHED);
+        ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OPENCL_BUILD_OPTIONS"),
+                      "message: \"%s\"", rg_context_error(NULL));
+    }
     test_unsetenv("RAGGED_OPENCL_BUILD_OPTIONS");
 }
 END_TEST
@@ -657,6 +716,62 @@ START_TEST(test_first_contexts_at_once)
                       "thread %d: %s", t, rg_strerror(st[t]));
         ck_assert_int_eq(st[t], st[0]); /* one device for all, or none */
     }
+}
+END_TEST
+
+static volatile int churn_stop;
+
+/* Makes and frees auto contexts until told to stop; RAGGED_DEVICE matches
+ * nothing, so each takes the creations' lock, finds no device and falls
+ * back to OpenMP, and the process's OpenCL driver makes no context. */
+static void *churn_auto(void *arg)
+{
+    (void)arg;
+    while (!churn_stop) {
+        rg_context *ctx = NULL;
+        if (rg_context_create(&ctx, RG_BACKEND_AUTO) == RG_OK)
+            rg_context_free(ctx);
+    }
+    return NULL;
+}
+
+/* A fork while another thread creates contexts: the child's own creation
+ * (which takes the same lock) must not wait for ever on a lock held by a
+ * thread the child does not have (7 of 10 children hung before fork took
+ * the lock first).  Each child ends by SIGALRM if it hangs. */
+START_TEST(test_fork_during_creations)
+{
+    test_unsetenv("RAGGED_BACKEND");
+    test_setenv("RAGGED_DEVICE", "ragged-test-no-such-device");
+    rg_context *probe = NULL;
+    ck_assert_int_eq(rg_context_create(&probe, RG_BACKEND_AUTO), RG_OK);
+    ck_assert_int_eq(rg_context_backend(probe), RG_BACKEND_OPENMP);
+    rg_context_free(probe);
+    pthread_t churn;
+    churn_stop = 0;
+    ck_assert_int_eq(pthread_create(&churn, NULL, churn_auto, NULL), 0);
+    int hung = 0, failed = 0;
+    for (int i = 0; i < 10; i++) {
+        usleep(2000);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            signal(SIGALRM, SIG_DFL); /* Check's handler would kill the whole test */
+            alarm(10);
+            rg_context *ctx = NULL;
+            rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
+            _exit(st == RG_OK && rg_context_backend(ctx) == RG_BACKEND_OPENMP ? 0 : 1);
+        }
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        hung += WIFSIGNALED(status);
+        failed += WIFEXITED(status) && WEXITSTATUS(status) != 0;
+    }
+    churn_stop = 1;
+    ck_assert_int_eq(pthread_join(churn, NULL), 0);
+    test_unsetenv("RAGGED_DEVICE");
+    ck_assert_msg(hung == 0 && failed == 0, "of 10 children, %d hung and %d failed", hung,
+                  failed);
 }
 END_TEST
 
@@ -864,6 +979,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_create_bad_args);
     tcase_add_test(tc, test_contexts_in_threads);
     tcase_add_test(tc, test_first_contexts_at_once);
+    tcase_add_test(tc, test_fork_during_creations);
     tcase_add_loop_test(tc, test_scratch_reuse, 0, TEST_NBACKENDS_GPU_KERNELS);
     tcase_add_loop_test(tc, test_scratch_spare, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_scratch_two_spares);
@@ -879,6 +995,7 @@ Suite *context_suite(void)
     tcase_add_test(tc, test_env_openmp);
     tcase_add_test(tc, test_env_opencl);
     tcase_add_test(tc, test_env_bogus);
+    tcase_add_test(tc, test_env_switches);
     tcase_add_test(tc, test_env_omp_stream);
     tcase_add_test(tc, test_auto_plain);
     tcase_add_test(tc, test_missing_opencl_library);

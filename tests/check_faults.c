@@ -551,6 +551,47 @@ START_TEST(test_fault_nonzero_kernel_group)
 }
 END_TEST
 
+/* A platform that cannot list its devices is passed over, and the message
+ * of the RG_ENODEVICE that follows (the only platform here) says why; a
+ * kernel that cannot be made for want of host memory is RG_ENOMEM, its
+ * op's output untouched. */
+START_TEST(test_fault_device_list)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, -7);
+    ck_assert_int_eq(rg_offsets_validate(o, 9), RG_OK); /* offsets.cl's kernels made */
+    arm("clCreateKernel", 0, CL_OUT_OF_HOST_MEMORY);
+    rg_status st = rg_parents(out, o, RG_STRATEGY_BSEARCH, NULL);
+    ck_assert_msg(st == RG_ENOMEM, "parents: %d %s", (int)st, rg_context_error(ctx));
+    ck_assert_msg(test_contains(rg_context_error(ctx), "clCreateKernel(seg_bsearch)"),
+                  "message: %s", rg_context_error(ctx));
+    const int64_t sevens[9] = {-7, -7, -7, -7, -7, -7, -7, -7, -7};
+    expect_values(out, sevens, 9, "output after the failed kernel");
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+
+    for (int call = 0; call < 2; call++) { /* the count, then the list */
+        arm("clGetDeviceIDs", call, CL_OUT_OF_HOST_MEMORY);
+        ctx = (rg_context *)UNTOUCHED;
+        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
+        if (st == RG_OK) { /* another platform served */
+            fprintf(stderr, "skipped: more than one OpenCL platform\n");
+            rg_context_free(ctx);
+            return;
+        }
+        ck_assert_msg(st == RG_ENODEVICE, "create: %d %s", (int)st, rg_context_error(NULL));
+        ck_assert_ptr_eq(ctx, (rg_context *)UNTOUCHED);
+        ck_assert_msg(test_contains(rg_context_error(NULL),
+                                    "(clGetDeviceIDs: CL_OUT_OF_HOST_MEMORY (-6))"),
+                      "message: %s", rg_context_error(NULL));
+    }
+}
+END_TEST
+
 /* A FIFO named like a kernel file in an earlier folder of the kernel path
  * is passed over (opening it must not wait for a writer). */
 START_TEST(test_fault_kernel_fifo)
@@ -623,6 +664,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_host_memory);
     tcase_add_test(tc, test_fault_list_limit);
     tcase_add_test(tc, test_fault_kernel_fifo);
+    tcase_add_test(tc, test_fault_device_list);
     tcase_add_test(tc, test_fault_scratch_retry);
     tcase_add_test(tc, test_fault_scratch_grow);
     tcase_add_test(tc, test_fault_nonzero_kernel_group);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -633,7 +634,9 @@ END_TEST
 
 static const char broken_marker[] = "ragged_deliberately_broken_xyzzy";
 
-static char *write_broken_kernels(void)
+/* A folder holding a parents.cl: deliberately broken, or (stale) one that
+ * builds but has none of the library's kernels. */
+static char *write_kernels(bool stale)
 {
     char *dir = strdup("/tmp/ragged-check-XXXXXX");
     ck_assert_ptr_nonnull(dir);
@@ -642,17 +645,17 @@ static char *write_broken_kernels(void)
     snprintf(path, sizeof path, "%s/parents.cl", dir);
     FILE *f = fopen(path, "w");
     ck_assert_msg(f != NULL, "fopen %s: %s", path, strerror(errno));
-    fprintf(f, "/* deliberately broken for check_parents.c */\n"
+    fprintf(f, "/* deliberately %s for check_parents.c */\n"
                "__kernel void broken(__global long *out)\n"
                "{\n"
-               "    out[0] = %s + ;\n"
+               "    out[0] = %s;\n"
                "}\n",
-            broken_marker);
+            stale ? "stale" : "broken", stale ? "1" : "ragged_deliberately_broken_xyzzy + ");
     fclose(f);
     return dir;
 }
 
-static void remove_broken_kernels(char *dir)
+static void remove_kernels(char *dir)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/parents.cl", dir);
@@ -670,12 +673,16 @@ static int opencl_available(void)
     return probe != NULL;
 }
 
+/* A broken parents.cl first in the path fails the op with RG_EBUILD and
+ * the build log; one that builds without the op's kernel (a file of another
+ * version) with RG_ENOKERNEL naming the kernel and the file. */
 START_TEST(test_kernel_build_failure)
 {
     if (!opencl_available())
         return;
+    bool stale = _i;
     const char *orig = getenv("RAGGED_KERNEL_PATH");
-    char *dir = write_broken_kernels();
+    char *dir = write_kernels(stale);
     char *path = malloc(strlen(dir) + (orig ? strlen(orig) : 0) + 2);
     ck_assert_ptr_nonnull(path);
     sprintf(path, "%s%s%s", dir, orig ? ":" : "", orig ? orig : "");
@@ -690,13 +697,21 @@ START_TEST(test_kernel_build_failure)
     rg_array *out = test_array_filled(ctx, RG_INT64, 5, -7);
     rg_strategy used = (rg_strategy)77;
     rg_status st = rg_parents(out, offsets, RG_STRATEGY_BSEARCH, &used);
-    remove_broken_kernels(dir);
+    remove_kernels(dir);
 
     const char *msg = rg_context_error(ctx);
-    ck_assert_msg(st == RG_EBUILD, "rg_parents with a broken parents.cl: %d (%s) %s", (int)st, rg_strerror(st),
-                  msg);
-    ck_assert_msg(test_contains(msg, broken_marker), "build log should name %s: \"%s\"", broken_marker, msg);
-    ck_assert_msg(test_contains(msg, "error"), "build log should say error: \"%s\"", msg);
+    if (stale) {
+        ck_assert_msg(st == RG_ENOKERNEL, "rg_parents with a stale parents.cl: %d (%s) %s",
+                      (int)st, rg_strerror(st), msg);
+        ck_assert_msg(test_contains(msg, "seg_bsearch") && test_contains(msg, "parents.cl"),
+                      "message should name the kernel and the file: \"%s\"", msg);
+    } else {
+        ck_assert_msg(st == RG_EBUILD, "rg_parents with a broken parents.cl: %d (%s) %s",
+                      (int)st, rg_strerror(st), msg);
+        ck_assert_msg(test_contains(msg, broken_marker), "build log should name %s: \"%s\"",
+                      broken_marker, msg);
+        ck_assert_msg(test_contains(msg, "error"), "build log should say error: \"%s\"", msg);
+    }
     ck_assert_int_eq(used, 77);
     test_expect_filled(out, -7, "output after a failed build");
 
@@ -706,9 +721,19 @@ START_TEST(test_kernel_build_failure)
 }
 END_TEST
 
+/* A kernel path of a missing folder, or (_i = 1) of a folder whose
+ * offsets.cl is a folder: RG_ENOKERNEL naming what was searched and, for
+ * the second, the copy passed over. */
 START_TEST(test_kernel_folder_missing)
 {
-    static const char missing[] = "/nonexistent-dir";
+    char odd[] = "/tmp/ragged-odd-XXXXXX", inner[64];
+    const char *missing = "/nonexistent-dir";
+    if (_i) {
+        ck_assert_ptr_nonnull(mkdtemp(odd));
+        snprintf(inner, sizeof inner, "%s/offsets.cl", odd);
+        ck_assert_int_eq(mkdir(inner, 0700), 0);
+        missing = odd;
+    }
     test_setenv("RAGGED_KERNEL_PATH", missing);
     test_setenv("RAGGED_CACHE", "0");
     rg_context *ctx = test_context(TEST_BACKEND_OPENCL);
@@ -730,7 +755,13 @@ START_TEST(test_kernel_folder_missing)
         const char *msg = rg_context_error(ctx);
         ck_assert_msg(st == RG_ENOKERNEL, "missing kernel folder: %d (%s) %s", (int)st, rg_strerror(st), msg);
         ck_assert_msg(test_contains(msg, missing), "message should name %s: \"%s\"", missing, msg);
+        ck_assert_msg(!_i || test_contains(msg, "offsets.cl: not a regular file"),
+                      "message should name the folder passed over: \"%s\"", msg);
         test_expect_filled(out, -7, "output after a missing kernel");
+    }
+    if (_i) {
+        rmdir(inner);
+        rmdir(odd);
     }
     rg_array_free(out);
     rg_array_free(offsets);
@@ -755,6 +786,24 @@ static int corrupt_cache(const char *dir)
         fputs("this is not a program binary", f);
         fclose(f);
         n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Replaces every file in dir with a FIFO of its name; returns how many. */
+static int fifo_cache(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.' && unlink(path) == 0) {
+            ck_assert_msg(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
+            n++;
+        }
     }
     closedir(d);
     return n;
@@ -810,6 +859,13 @@ START_TEST(test_kernel_cache_corrupt)
     int n = corrupt_cache(dir);
     ck_assert_msg(n > 0, "no program was cached in %s", dir);
     parents_on_fresh_context(RG_STRATEGY_BSEARCH, "parents, corrupt cache");
+    /* FIFOs in a shared cache folder, named as entries: misses, not a wait
+     * for a writer (which SIGALRM ends, failing the test). */
+    n = fifo_cache(dir);
+    ck_assert_msg(n > 0, "no entry in %s", dir);
+    alarm(120);
+    parents_on_fresh_context(RG_STRATEGY_BSEARCH, "parents, FIFOs in the cache");
+    alarm(0);
     /* And with the cache off altogether. */
     test_setenv("RAGGED_CACHE", "0");
     parents_on_fresh_context(RG_STRATEGY_MERGE_PATH, "parents, RAGGED_CACHE=0");
@@ -841,8 +897,8 @@ Suite *parents_suite(void)
     suite_add_tcase(s, tc);
 
     tc = test_tcase("kernels");
-    tcase_add_test(tc, test_kernel_build_failure);
-    tcase_add_test(tc, test_kernel_folder_missing);
+    tcase_add_loop_test(tc, test_kernel_build_failure, 0, 2);
+    tcase_add_loop_test(tc, test_kernel_folder_missing, 0, 2);
     tcase_add_test(tc, test_kernel_cache_corrupt);
     suite_add_tcase(s, tc);
 

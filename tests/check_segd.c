@@ -249,6 +249,61 @@ START_TEST(test_segd_from_array)
 }
 END_TEST
 
+/* The workers of a split query it at once, as ragged.h allows, and some
+ * ask for a worker past the last: each gets its own share and status (the
+ * failures' messages were written over one another and corrupted the heap). */
+enum { QUERY_THREADS = 4, QUERY_ROUNDS = 20000 };
+
+typedef struct query_job {
+    const rg_dsegd *d;
+    int id;
+    int wrong; /* results not as expected */
+} query_job;
+
+static void *query_parts(void *arg)
+{
+    query_job *job = arg;
+    const size_t nworkers = rg_dsegd_nworkers(job->d);
+    for (int r = 0; r < QUERY_ROUNDS; r++) {
+        size_t w = (size_t)(job->id + r) % (nworkers + 3); /* 3 of every nworkers + 3 too far */
+        rg_segd_part part = {0};
+        int64_t lengths[8];
+        rg_status st = rg_dsegd_part(&part, job->d, w);
+        rg_status st2 = rg_dsegd_lengths(lengths, job->d, w);
+        if (w >= nworkers)
+            job->wrong += st != RG_ERANGE || st2 != RG_ERANGE;
+        else
+            job->wrong += st != RG_OK || st2 != RG_OK || part.nelems != 10 ||
+                          part.first_elem != 10 * (int64_t)w;
+    }
+    return NULL;
+}
+
+START_TEST(test_dsegd_queries_in_threads)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    const int64_t len[6] = {7, 13, 0, 5, 5, 10}; /* 40 elements: 10 a worker */
+    rg_segd *s = segd_of(ctx, len, 6);
+    rg_dsegd *d = NULL;
+    ck_assert_int_eq(rg_segd_split_elems(&d, s, 4), RG_OK);
+    query_job jobs[QUERY_THREADS];
+    pthread_t threads[QUERY_THREADS];
+    for (int t = 0; t < QUERY_THREADS; t++) {
+        jobs[t] = (query_job){d, t, 0};
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, query_parts, &jobs[t]), 0);
+    }
+    for (int t = 0; t < QUERY_THREADS; t++)
+        ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    for (int t = 0; t < QUERY_THREADS; t++)
+        ck_assert_msg(jobs[t].wrong == 0, "thread %d: %d wrong results", t, jobs[t].wrong);
+    ck_assert_msg(test_contains(rg_context_error(ctx), " of 4"), "message: \"%s\"",
+                  rg_context_error(ctx));
+    rg_dsegd_free(d);
+    rg_segd_free(s);
+    rg_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_segd_bad_input)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
@@ -536,6 +591,7 @@ Suite *segd_suite(void)
     tcase_add_test(tc, test_split_properties);
     tcase_add_loop_test(tc, test_segd_from_array, 0, TEST_NBACKENDS);
     tcase_add_test(tc, test_segd_bad_input);
+    tcase_add_test(tc, test_dsegd_queries_in_threads);
     tcase_add_test(tc, test_segd_large);
     tcase_add_test(tc, test_segd_kept_storage);
     tcase_add_test(tc, test_segd_sum_limits);

@@ -22,6 +22,7 @@ typedef struct candidate {
 typedef struct device_list {
     candidate *items;
     size_t count;
+    char skipped[1024]; /* platforms that could not list their devices, for messages */
 } device_list;
 
 /* Case-insensitive strstr: RAGGED_DEVICE=nvidia matches "NVIDIA CUDA". */
@@ -74,6 +75,16 @@ static int rank(const candidate *c)
     return (contains_nocase(c->platform_name, "NVIDIA") ? 0 : 4) + kind;
 }
 
+/* Keeps the reason a platform was skipped, so that "no device" can say it. */
+static void note_skipped(device_list *list, cl_platform_id platform, cl_int err)
+{
+    char name[256];
+    platform_string(platform, CL_PLATFORM_NAME, name, sizeof name);
+    size_t used = strlen(list->skipped);
+    snprintf(list->skipped + used, sizeof list->skipped - used, "%s%s (clGetDeviceIDs: %s (%d))",
+             used ? ", " : "", name, rg_cl_error_name(err), (int)err);
+}
+
 static rg_status add_platform_devices(rg_context *ctx, cl_platform_id platform,
                                       device_list *list)
 {
@@ -81,6 +92,8 @@ static rg_status add_platform_devices(rg_context *ctx, cl_platform_id platform,
     /* A platform that cannot list its devices (a half-installed driver) is
      * skipped, not fatal: another platform, or OpenMP under auto, may serve. */
     cl_int err = rg_cl.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n);
+    if (err != CL_SUCCESS && err != CL_DEVICE_NOT_FOUND)
+        note_skipped(list, platform, err);
     if (err != CL_SUCCESS || n == 0)
         return RG_OK;
     cl_device_id *ids = calloc(n, sizeof *ids);
@@ -92,8 +105,10 @@ static rg_status add_platform_devices(rg_context *ctx, cl_platform_id platform,
         return rg_set_error(ctx, RG_ENOMEM, "OpenCL device list: out of host memory");
     }
     err = rg_cl.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, ids, NULL);
-    if (err != CL_SUCCESS)
+    if (err != CL_SUCCESS) {
+        note_skipped(list, platform, err);
         n = 0;
+    }
     for (cl_uint i = 0; i < n; i++) {
         candidate *c = &list->items[list->count++];
         memset(c, 0, sizeof *c);
@@ -153,12 +168,16 @@ static rg_status no_match(rg_context *ctx, const device_list *list, bool gpu_onl
                  list->items[i].platform_name, type_name(list->items[i].type));
         rg_append_error(ctx, line);
     }
+    if (list->skipped[0]) {
+        rg_append_error(ctx, "; platforms skipped: ");
+        rg_append_error(ctx, list->skipped);
+    }
     return RG_ENODEVICE;
 }
 
 static rg_status pick_device(rg_context *ctx, bool gpu_only, candidate *out)
 {
-    device_list list = {NULL, 0};
+    device_list list = {NULL, 0, ""};
     rg_status st = list_devices(ctx, &list);
     const char *filter = getenv("RAGGED_DEVICE");
     if (filter && !*filter)
@@ -301,6 +320,17 @@ static rg_status read_build_options(rg_context *ctx, char *buf, size_t size)
     if (strlen(v) >= size)
         return rg_set_error(ctx, RG_EINVAL, "RAGGED_OPENCL_BUILD_OPTIONS: %zu characters, "
                             "at most %zu", strlen(v), size - 1);
+    /* PoCL 3.1 crashes (in clBuildProgram) on a -D or -I with nothing after
+     * it; such a string cannot be meant, so it is refused here. */
+    size_t end = strlen(v);
+    while (end > 0 && isspace((unsigned char)v[end - 1]))
+        end--;
+    size_t start = end;
+    while (start > 0 && !isspace((unsigned char)v[start - 1]))
+        start--;
+    if (end - start == 2 && (!strncmp(v + start, "-D", 2) || !strncmp(v + start, "-I", 2)))
+        return rg_set_error(ctx, RG_EINVAL, "RAGGED_OPENCL_BUILD_OPTIONS=\"%s\": "
+                            "%.2s at the end needs an argument", v, v + start);
     memcpy(buf, v, strlen(v) + 1);
     return RG_OK;
 }
@@ -314,8 +344,32 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static rg_status init_locked(rg_context *ctx, bool gpu_only);
 
+/* A fork while another thread holds one of the library's locks would leave
+ * it held for ever in the child (whose OpenMP contexts, or auto falling
+ * back to them, would then hang at their creation), so fork takes both
+ * first: it waits for a creation, or a PoCL kernel, of another thread. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&init_lock);
+    rg_ocl_serial_fork(true);
+}
+
+static void fork_done(void)
+{
+    rg_ocl_serial_fork(false);
+    pthread_mutex_unlock(&init_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void watch_forks(void)
+{
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
 {
+    pthread_once(&fork_once, watch_forks);
     pthread_mutex_lock(&init_lock);
     rg_status st = init_locked(ctx, gpu_only);
     pthread_mutex_unlock(&init_lock);
@@ -337,6 +391,11 @@ static rg_status init_locked(rg_context *ctx, bool gpu_only)
         st = rg_env_switch(ctx, "RAGGED_PROFILE", &profile); /* rg_ocl.profile */
     if (st == RG_OK)
         st = read_build_options(ctx, build_options, sizeof build_options);
+    /* Read again where they are used; checked here, so that a typo is an error. */
+    if (st == RG_OK)
+        st = rg_env_switch(ctx, "RAGGED_OPENCL_CPU_KERNELS", NULL);
+    if (st == RG_OK)
+        st = rg_env_switch(ctx, "RAGGED_CACHE", NULL);
     if (st != RG_OK)
         return st;
     rg_ocl *ocl = calloc(1, sizeof *ocl);

@@ -133,6 +133,9 @@ RG_HIDDEN void rg_ocl_begin(rg_context *ctx);
  * on PoCL, nothing elsewhere (ops.c says why). */
 RG_HIDDEN void rg_ocl_serial_begin(const rg_ocl *ocl);
 RG_HIDDEN void rg_ocl_serial_end(const rg_ocl *ocl);
+/* Takes (true) or gives back the lock whatever the device, around a fork
+ * (device.c). */
+RG_HIDDEN void rg_ocl_serial_fork(bool take);
 
 /* Sets the arguments and enqueues groups work-groups of group work-items
  * (on PoCL, waits for them). */

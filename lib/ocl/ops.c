@@ -152,6 +152,14 @@ void rg_ocl_serial_end(const rg_ocl *ocl)
         pthread_mutex_unlock(&serial_lock);
 }
 
+void rg_ocl_serial_fork(bool take)
+{
+    if (take)
+        pthread_mutex_lock(&serial_lock);
+    else
+        pthread_mutex_unlock(&serial_lock);
+}
+
 rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
                         const kernel_arg *args, size_t nargs)
 {

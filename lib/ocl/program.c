@@ -34,20 +34,32 @@ struct rg_ocl_program {
 
 /* ---- kernel sources --------------------------------------------------- */
 
-/* The whole file, NUL-terminated; NULL if it cannot be read or is not a
- * regular file (opened without blocking: a FIFO of that name must not hang
- * the search). */
-static char *read_file(const char *path, size_t *length)
+/* PATH opened for reading if it is a regular file, else NULL (opened
+ * without blocking: a FIFO of that name, among the kernel sources or in a
+ * shared cache folder, must not hang the program). */
+static FILE *open_regular(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat info;
     if (fd < 0)
         return NULL;
-    FILE *f = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? fdopen(fd, "rb") : NULL;
+    bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+    FILE *f = regular ? fdopen(fd, "rb") : NULL;
     if (!f) {
+        int why = regular ? errno : EINVAL; /* EINVAL: there, but not a regular file */
         close(fd);
-        return NULL;
+        errno = why;
     }
+    return f;
+}
+
+/* The whole file, NUL-terminated; NULL if it cannot be read or is not a
+ * regular file. */
+static char *read_file(const char *path, size_t *length)
+{
+    FILE *f = open_regular(path);
+    if (!f)
+        return NULL;
     size_t size = 0, cap = 4096;
     char *text = malloc(cap);
     while (text) {
@@ -59,10 +71,11 @@ static char *read_file(const char *path, size_t *length)
             free(text);
         text = grown;
     }
-    bool failed = ferror(f);
+    int why = !text ? ENOMEM : ferror(f) ? EIO : 0;
     fclose(f);
-    if (!text || failed) {
+    if (why) {
         free(text);
+        errno = why;
         return NULL;
     }
     text[size] = '\0';
@@ -90,15 +103,22 @@ typedef struct source_search {
     size_t path_size;
     char *text;
     size_t length;
+    char unreadable[600]; /* the first copy there but not read, and why */
 } source_search;
 
-/* Reads FOLDER/FILE if it is there. */
+/* Reads FOLDER/FILE if it is there.  A copy that is there but cannot be
+ * read is passed over, as execvp passes over a file it may not run, and
+ * named if no folder has a readable one. */
 static bool try_folder(const char *folder, size_t len, void *arg)
 {
     source_search *s = arg;
     int n = snprintf(s->path, s->path_size, "%.*s/%s", (int)len, folder, s->file);
     if (n > 0 && (size_t)n < s->path_size)
         s->text = read_file(s->path, &s->length);
+    if (!s->text && n > 0 && (size_t)n < s->path_size && errno != ENOENT &&
+        errno != ENOTDIR && !s->unreadable[0])
+        snprintf(s->unreadable, sizeof s->unreadable, "%s: %s", s->path,
+                 errno == EINVAL ? "not a regular file" : strerror(errno));
     return s->text != NULL;
 }
 
@@ -120,7 +140,7 @@ static bool list_folder(const char *folder, size_t len, void *arg)
 static rg_status load_source(rg_context *ctx, const char *file, char **text, size_t *length,
                              char *path, size_t path_size)
 {
-    source_search s = {file, path, path_size, NULL, 0};
+    source_search s = {file, path, path_size, NULL, 0, ""};
     if (each_folder(try_folder, &s)) {
         *text = s.text;
         *length = s.length;
@@ -131,6 +151,10 @@ static rg_status load_source(rg_context *ctx, const char *file, char **text, siz
                  "searched: ", file);
     folder_list list = {ctx, 0};
     each_folder(list_folder, &list);
+    if (s.unreadable[0]) {
+        rg_append_error(ctx, "; there but not read: ");
+        rg_append_error(ctx, s.unreadable);
+    }
     return RG_ENOKERNEL;
 }
 
@@ -273,7 +297,7 @@ static bool cache_path(char *path, size_t size, const char *dir, cache_key key)
 /* The binary stored under key, or NULL for any kind of miss. */
 static unsigned char *cache_read(const char *path, cache_key key, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path);
     if (!f)
         return NULL;
     cache_header h;
@@ -517,8 +541,16 @@ static rg_status create_kernel(rg_context *ctx, rg_ocl *ocl, rg_ocl_program *p,
     if (!k->kernel) {
         free(k->name);
         free(k);
-        return rg_set_error(ctx, RG_EDEVICE, "clCreateKernel(%s) from %s: %s (%d)", name,
-                            p->path, rg_cl_error_name(err), (int)err);
+        /* A source that builds but lacks the kernel is a stale or cut-down
+         * copy of the library's: a kernel not found, not a device fault. */
+        if (err == CL_INVALID_KERNEL_NAME)
+            return rg_set_error(ctx, RG_ENOKERNEL,
+                                "kernel %s not found in %s (built; a file of another version "
+                                "of the library?)",
+                                name, p->path);
+        char what[600];
+        snprintf(what, sizeof what, "clCreateKernel(%s) from %s", name, p->path);
+        return rg_cl_fail(ctx, err, false, what);
     }
     k->group = group_size(ocl, k->kernel);
     k->next = p->kernels;
