@@ -592,6 +592,36 @@ START_TEST(test_fault_device_list)
 }
 END_TEST
 
+/* A driver that forks inside a call the library makes under one of its
+ * locks (a creation's, or on PoCL a kernel run's): the fork must not wait
+ * for that lock, which its own thread holds.  SIGALRM ends a hang. */
+START_TEST(test_fault_fork_in_driver)
+{
+    rg_context *ctx = fault_context(0);
+    if (!ctx)
+        return;
+    rg_context_free(ctx);
+    void *shim = dlopen(getenv("RAGGED_TEST_CLFAIL"), RTLD_NOW | RTLD_LOCAL);
+    ck_assert_ptr_nonnull(shim);
+    void (*fork_in)(const char *) = (void (*)(const char *))dlsym(shim, "clfail_fork_in");
+    ck_assert_ptr_nonnull(fork_in);
+    alarm(60);
+    fork_in("clGetDeviceIDs"); /* under the creations' lock */
+    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_OPENCL), RG_OK);
+    rg_array *o = test_array_from_i64(ctx, RG_INT64, four_off, 5);
+    rg_array *out = test_array_filled(ctx, RG_INT64, 9, -7);
+    ck_assert_int_eq(rg_offsets_validate(o, 9), RG_OK);
+    fork_in("clWaitForEvents"); /* on PoCL, under the kernels' lock */
+    ck_assert_int_eq(rg_parents(out, o, RG_STRATEGY_PER_SEGMENT, NULL), RG_OK);
+    expect_values(out, four_parents, 9, "parents");
+    alarm(0);
+    rg_array_free(out);
+    rg_array_free(o);
+    rg_context_free(ctx);
+    dlclose(shim);
+}
+END_TEST
+
 /* A FIFO named like a kernel file in an earlier folder of the kernel path
  * is passed over (opening it must not wait for a writer). */
 START_TEST(test_fault_kernel_fifo)
@@ -665,6 +695,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_fault_list_limit);
     tcase_add_test(tc, test_fault_kernel_fifo);
     tcase_add_test(tc, test_fault_device_list);
+    tcase_add_test(tc, test_fault_fork_in_driver);
     tcase_add_test(tc, test_fault_scratch_retry);
     tcase_add_test(tc, test_fault_scratch_grow);
     tcase_add_test(tc, test_fault_nonzero_kernel_group);

@@ -2,12 +2,14 @@
  * RAGGED_OPENCL_LIBRARY, it passes every call the library makes on to the
  * real libOpenCL.so.1, except those a test arms to fail.  Tests reach it by
  * dlopen on the same path (the same handle as the library's) and call
- * clfail_arm / clfail_max_alloc / clfail_kernel_group. */
+ * clfail_arm / clfail_max_alloc / clfail_kernel_group / clfail_fork_in. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CLFAIL_API __attribute__((visibility("default")))
 
@@ -63,8 +65,26 @@ CLFAIL_API void clfail_kernel_group(size_t items)
     kernel_group_cap = items;
 }
 
+/* The next call of `name` forks first, as a driver that runs a helper
+ * program might, and waits for the child (which exits at once). */
+static char fork_in[64];
+
+CLFAIL_API void clfail_fork_in(const char *name);
+CLFAIL_API void clfail_fork_in(const char *name)
+{
+    strncpy(fork_in, name, sizeof fork_in - 1);
+}
+
 static int fails(const char *name, cl_int *err)
 {
+    if (fork_in[0] && strcmp(name, fork_in) == 0) {
+        fork_in[0] = '\0';
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
     for (int i = 0; i < 4; i++) {
         if (armed[i].after < 0 || strcmp(name, armed[i].name) != 0)
             continue;

@@ -347,17 +347,24 @@ static rg_status init_locked(rg_context *ctx, bool gpu_only);
 /* A fork while another thread holds one of the library's locks would leave
  * it held for ever in the child (whose OpenMP contexts, or auto falling
  * back to them, would then hang at their creation), so fork takes both
- * first: it waits for a creation, or a PoCL kernel, of another thread. */
+ * first: it waits for a creation, or a PoCL kernel, of another thread.  A
+ * driver that forks inside a call made under a lock (this thread's) must
+ * not wait for itself: that lock is left alone. */
+static _Thread_local bool holding_init, fork_took_init;
+
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&init_lock);
+    fork_took_init = !holding_init;
+    if (fork_took_init)
+        pthread_mutex_lock(&init_lock);
     rg_ocl_serial_fork(true);
 }
 
 static void fork_done(void)
 {
     rg_ocl_serial_fork(false);
-    pthread_mutex_unlock(&init_lock);
+    if (fork_took_init)
+        pthread_mutex_unlock(&init_lock);
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -371,7 +378,9 @@ rg_status rg_ocl_init(rg_context *ctx, bool gpu_only)
 {
     pthread_once(&fork_once, watch_forks);
     pthread_mutex_lock(&init_lock);
+    holding_init = true;
     rg_status st = init_locked(ctx, gpu_only);
+    holding_init = false;
     pthread_mutex_unlock(&init_lock);
     return st;
 }

@@ -134,7 +134,7 @@ RG_HIDDEN void rg_ocl_begin(rg_context *ctx);
 RG_HIDDEN void rg_ocl_serial_begin(const rg_ocl *ocl);
 RG_HIDDEN void rg_ocl_serial_end(const rg_ocl *ocl);
 /* Takes (true) or gives back the lock whatever the device, around a fork
- * (device.c). */
+ * (device.c), unless the forking thread holds it. */
 RG_HIDDEN void rg_ocl_serial_fork(bool take);
 
 /* Sets the arguments and enqueues groups work-groups of group work-items

@@ -139,25 +139,33 @@ static void report_time(const rg_ocl_kernel *k, size_t groups, size_t group, cl_
  * little: each kernel uses every core anyway.  Reading a program's binaries
  * takes it too, as PoCL then compiles and lists the program's kernels. */
 static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local bool holding_serial, fork_took_serial;
 
 void rg_ocl_serial_begin(const rg_ocl *ocl)
 {
-    if (ocl->serial)
+    if (ocl->serial) {
         pthread_mutex_lock(&serial_lock);
+        holding_serial = true;
+    }
 }
 
 void rg_ocl_serial_end(const rg_ocl *ocl)
 {
-    if (ocl->serial)
+    if (ocl->serial) {
+        holding_serial = false;
         pthread_mutex_unlock(&serial_lock);
+    }
 }
 
 void rg_ocl_serial_fork(bool take)
 {
-    if (take)
-        pthread_mutex_lock(&serial_lock);
-    else
+    if (take) {
+        fork_took_serial = !holding_serial; /* a fork under it, by the driver: left alone */
+        if (fork_took_serial)
+            pthread_mutex_lock(&serial_lock);
+    } else if (fork_took_serial) {
         pthread_mutex_unlock(&serial_lock);
+    }
 }
 
 rg_status rg_ocl_launch(rg_context *ctx, const rg_ocl_kernel *k, size_t groups, size_t group,
