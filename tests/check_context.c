@@ -719,7 +719,7 @@ START_TEST(test_first_contexts_at_once)
 }
 END_TEST
 
-static volatile int churn_stop;
+static int churn_stop; /* read and written atomically */
 
 /* Makes and frees auto contexts until told to stop; RAGGED_DEVICE matches
  * nothing, so each takes the creations' lock, finds no device and falls
@@ -727,7 +727,7 @@ static volatile int churn_stop;
 static void *churn_auto(void *arg)
 {
     (void)arg;
-    while (!churn_stop) {
+    while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
         rg_context *ctx = NULL;
         if (rg_context_create(&ctx, RG_BACKEND_AUTO) == RG_OK)
             rg_context_free(ctx);
@@ -748,7 +748,7 @@ START_TEST(test_fork_during_creations)
     ck_assert_int_eq(rg_context_backend(probe), RG_BACKEND_OPENMP);
     rg_context_free(probe);
     pthread_t churn;
-    churn_stop = 0;
+    __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
     ck_assert_int_eq(pthread_create(&churn, NULL, churn_auto, NULL), 0);
     int hung = 0, failed = 0;
     for (int i = 0; i < 10; i++) {
@@ -767,7 +767,7 @@ START_TEST(test_fork_during_creations)
         hung += WIFSIGNALED(status);
         failed += WIFEXITED(status) && WEXITSTATUS(status) != 0;
     }
-    churn_stop = 1;
+    __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
     ck_assert_int_eq(pthread_join(churn, NULL), 0);
     test_unsetenv("RAGGED_DEVICE");
     ck_assert_msg(hung == 0 && failed == 0, "of 10 children, %d hung and %d failed", hung,
