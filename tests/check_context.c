@@ -141,22 +141,26 @@ START_TEST(test_env_opencl)
 }
 END_TEST
 
+/* Sets name=value and expects a context of backend to be refused with
+ * RG_EINVAL, *out untouched, and a message containing want. */
+static void expect_refused(const char *name, const char *value, rg_backend backend,
+                           const char *want)
+{
+    test_setenv(name, value);
+    rg_context *ctx = UNTOUCHED;
+    rg_status st = rg_context_create(&ctx, backend);
+    ck_assert_msg(st == RG_EINVAL, "%s=\"%.20s\" (%s): %d", name, value,
+                  rg_backend_name(backend), (int)st);
+    ck_assert_ptr_eq(ctx, UNTOUCHED);
+    ck_assert_msg(test_contains(rg_context_error(NULL), want), "message: \"%s\"",
+                  rg_context_error(NULL));
+}
+
 START_TEST(test_env_bogus)
 {
-    test_setenv("RAGGED_BACKEND", "bogus");
-    rg_context *ctx = UNTOUCHED;
-    rg_status st = rg_context_create(&ctx, RG_BACKEND_AUTO);
-    ck_assert_int_eq(st, RG_EINVAL);
-    ck_assert_ptr_eq(ctx, UNTOUCHED);
-    const char *msg = rg_context_error(NULL);
-    ck_assert_msg(test_contains(msg, "RAGGED_BACKEND=\"bogus\""),
-                  "message should name the variable and its value: \"%s\"", msg ? msg : "(null)");
-    /* Quoted, so that a stray space shows. */
-    test_setenv("RAGGED_BACKEND", " opencl");
-    ck_assert_int_eq(rg_context_create(&ctx, RG_BACKEND_AUTO), RG_EINVAL);
-    ck_assert_ptr_eq(ctx, UNTOUCHED);
-    ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_BACKEND=\" opencl\""),
-                  "message: \"%s\"", rg_context_error(NULL));
+    /* The message names the variable and its value, quoted so that a stray space shows. */
+    expect_refused("RAGGED_BACKEND", "bogus", RG_BACKEND_AUTO, "RAGGED_BACKEND=\"bogus\"");
+    expect_refused("RAGGED_BACKEND", " opencl", RG_BACKEND_AUTO, "RAGGED_BACKEND=\" opencl\"");
     test_unsetenv("RAGGED_BACKEND");
 }
 END_TEST
@@ -192,15 +196,8 @@ START_TEST(test_env_switches)
                           rg_context_error(NULL));
             rg_context_free(ctx);
         }
-        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-            test_setenv(vars[v].name, bad[i]);
-            rg_context *ctx = UNTOUCHED;
-            rg_status st = rg_context_create(&ctx, vars[v].backend);
-            ck_assert_msg(st == RG_EINVAL, "%s=\"%s\": %d", vars[v].name, bad[i], (int)st);
-            ck_assert_ptr_eq(ctx, UNTOUCHED);
-            ck_assert_msg(test_contains(rg_context_error(NULL), vars[v].name), "message: \"%s\"",
-                          rg_context_error(NULL));
-        }
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+            expect_refused(vars[v].name, bad[i], vars[v].backend, vars[v].name);
         test_unsetenv(vars[v].name);
     }
 }
@@ -239,18 +236,9 @@ START_TEST(test_env_omp_stream)
     }
     static const char *const bad[] = {"2", "yes", "auto", " 0", "1 "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        test_setenv("RAGGED_OMP_STREAM", bad[i]);
-        for (int auto_ = 0; auto_ < 2; auto_++) {
-            if (auto_)
-                test_setenv("RAGGED_BACKEND", "openmp");
-            rg_context *ctx = UNTOUCHED;
-            rg_status st = rg_context_create(&ctx, auto_ ? RG_BACKEND_AUTO : RG_BACKEND_OPENMP);
-            ck_assert_msg(st == RG_EINVAL, "RAGGED_OMP_STREAM=\"%s\"%s: %d", bad[i],
-                          auto_ ? " (auto)" : "", (int)st);
-            ck_assert_ptr_eq(ctx, UNTOUCHED);
-            ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OMP_STREAM"),
-                          "message: \"%s\"", rg_context_error(NULL));
-        }
+        expect_refused("RAGGED_OMP_STREAM", bad[i], RG_BACKEND_OPENMP, "RAGGED_OMP_STREAM");
+        test_setenv("RAGGED_BACKEND", "openmp");
+        expect_refused("RAGGED_OMP_STREAM", bad[i], RG_BACKEND_AUTO, "RAGGED_OMP_STREAM");
         test_unsetenv("RAGGED_BACKEND");
     }
     /* An OpenCL context takes no notice (where there is an OpenCL device). */
@@ -354,15 +342,8 @@ START_TEST(test_env_max_groups)
                           rg_context_error(NULL));
             rg_context_free(ctx);
         }
-        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-            test_setenv(names[v], bad[i]);
-            ctx = UNTOUCHED;
-            st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-            ck_assert_msg(st == RG_EINVAL, "%s=\"%s\": %d", names[v], bad[i], (int)st);
-            ck_assert_ptr_eq(ctx, UNTOUCHED);
-            const char *msg = rg_context_error(NULL);
-            ck_assert_msg(test_contains(msg, names[v]), "message: \"%s\"", msg);
-        }
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+            expect_refused(names[v], bad[i], RG_BACKEND_OPENCL, names[v]);
         test_unsetenv(names[v]);
     }
 }
@@ -424,7 +405,6 @@ START_TEST(test_env_profile)
     if (!ctx)
         return;
     rg_context_free(ctx);
-    rg_status st;
 
     char *text = run_profiled("1");
     /* The merge path's two kernels, each with a time in microseconds. */
@@ -450,15 +430,8 @@ START_TEST(test_env_profile)
                   "no build line for parents.cl: \"%s\"", text);
     free(text);
     static const char *const bad[] = {"2", "yes", " 1", "1 "};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        test_setenv("RAGGED_PROFILE", bad[i]);
-        ctx = UNTOUCHED;
-        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-        ck_assert_msg(st == RG_EINVAL, "RAGGED_PROFILE=\"%s\": %d", bad[i], (int)st);
-        ck_assert_ptr_eq(ctx, UNTOUCHED);
-        ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_PROFILE"), "message: \"%s\"",
-                      rg_context_error(NULL));
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_refused("RAGGED_PROFILE", bad[i], RG_BACKEND_OPENCL, "RAGGED_PROFILE");
     test_unsetenv("RAGGED_PROFILE");
 }
 END_TEST
@@ -514,15 +487,9 @@ START_TEST(test_env_build_options)
     /* Too long, or ending in a -D or -I with nothing after it (on which
      * PoCL 3.1 crashed). */
     const char *const bad[] = {longer, "-D", "-I", "-DX=1 -D", "-DX=1 -I  "};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        test_setenv("RAGGED_OPENCL_BUILD_OPTIONS", bad[i]);
-        ctx = UNTOUCHED;
-        st = rg_context_create(&ctx, RG_BACKEND_OPENCL);
-        ck_assert_msg(st == RG_EINVAL, "\"%.20s\": %d", bad[i], (int)st);
-        ck_assert_ptr_eq(ctx, UNTOUCHED);
-        ck_assert_msg(test_contains(rg_context_error(NULL), "RAGGED_OPENCL_BUILD_OPTIONS"),
-                      "message: \"%s\"", rg_context_error(NULL));
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_refused("RAGGED_OPENCL_BUILD_OPTIONS", bad[i], RG_BACKEND_OPENCL,
+                       "RAGGED_OPENCL_BUILD_OPTIONS");
     test_unsetenv("RAGGED_OPENCL_BUILD_OPTIONS");
 }
 END_TEST

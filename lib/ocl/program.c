@@ -113,10 +113,10 @@ static bool try_folder(const char *folder, size_t len, void *arg)
 {
     source_search *s = arg;
     int n = snprintf(s->path, s->path_size, "%.*s/%s", (int)len, folder, s->file);
-    if (n > 0 && (size_t)n < s->path_size)
-        s->text = read_file(s->path, &s->length);
-    if (!s->text && n > 0 && (size_t)n < s->path_size && errno != ENOENT &&
-        errno != ENOTDIR && !s->unreadable[0])
+    if (n <= 0 || (size_t)n >= s->path_size)
+        return false;
+    s->text = read_file(s->path, &s->length);
+    if (!s->text && errno != ENOENT && errno != ENOTDIR && !s->unreadable[0])
         snprintf(s->unreadable, sizeof s->unreadable, "%s: %s", s->path,
                  errno == EINVAL ? "not a regular file" : strerror(errno));
     return s->text != NULL;
