@@ -8,19 +8,22 @@
  *
  *   make bench/ragged_ab
  *   ./bench/ragged_ab OLD.so NEW.so [--reps R]
- *       [--ops OP,...] [--int64] LENGTHS...
+ *       [--ops OP,...] [--values float64|float32|int64|int32] [--offsets32]
+ *       LENGTHS...
  *
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
  * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
- * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax (of
- * float64 values in [-0.5, 0.5), or with --int64 int64 values in
- * [-2^20, 2^20)), parents, local_index, starts (automatic strategy and
+ * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax,
+ * count_nonzero, any, all (of float64 values in [-0.5, 0.5), float32 ones
+ * rounded from them, or int64 or int32 values in [-2^20, 2^20); --int64 is
+ * --values int64), parents, local_index, starts (automatic strategy and
  * policy), from_lengths (offsets from the file's lengths as int64),
  * segment_nonzero (of float64 values, half of them zero; its two new
  * results are freed after each run but the last), nonzero1, nonzero50 and
  * nonzero99 (rg_nonzero_into of the content as 1-D float64 values, 1%, 50%
- * or 99% of them non-zero, into room for a row per element; not with
- * --int64; any lengths file of the wanted element count will do).  Prints,
+ * or 99% of them non-zero, into room for a row per element; float64 values
+ * only; any lengths file of the wanted element count will do).
+ * --offsets32: int32 offsets (the lengths must add up to under 2^31).  Prints,
  * per file and op, the medians of R runs of each build (after one warm-up),
  * the median of the paired ratios new/old (run k of new over run k of old),
  * and whether the two outputs hold the same bytes.  Exit status 0 when every
@@ -54,6 +57,9 @@ typedef struct build {
     rg_status (*segment_nonzero)(rg_array **, rg_array **, const rg_array *, const rg_array *);
     rg_status (*nonzero_into)(rg_array *, int64_t *, const rg_array *, const int64_t *, size_t);
     size_t (*length)(const rg_array *);
+    rg_dtype (*dtype)(const rg_array *);
+    rg_dtype (*reduce_dtype)(rg_reduce_op, rg_dtype);
+    size_t (*dtype_size)(rg_dtype);
     rg_context *ctx;
 } build;
 
@@ -65,6 +71,8 @@ static const struct {
     {"sum", 1, RG_REDUCE_SUM},       {"prod", 1, RG_REDUCE_PROD},
     {"min", 1, RG_REDUCE_MIN},       {"max", 1, RG_REDUCE_MAX},
     {"argmin", 1, RG_REDUCE_ARGMIN}, {"argmax", 1, RG_REDUCE_ARGMAX},
+    {"count_nonzero", 1, RG_REDUCE_COUNT_NONZERO}, {"any", 1, RG_REDUCE_ANY},
+    {"all", 1, RG_REDUCE_ALL},
     {"parents", 0, 0},               {"local_index", 0, 1},
     {"starts", 0, 2},                {"from_lengths", 0, 3},
     {"segment_nonzero", 0, 4},       {"nonzero1", 0, 5},
@@ -107,6 +115,9 @@ static void load(build *b, const char *path)
     *(void **)&b->segment_nonzero = sym(h, "rg_segment_nonzero");
     *(void **)&b->nonzero_into = sym(h, "rg_nonzero_into");
     *(void **)&b->length = sym(h, "rg_array_length");
+    *(void **)&b->dtype = sym(h, "rg_array_dtype");
+    *(void **)&b->reduce_dtype = sym(h, "rg_reduce_dtype");
+    *(void **)&b->dtype_size = sym(h, "rg_dtype_size");
     if (b->context_create(&b->ctx, RG_BACKEND_OPENMP) != RG_OK)
         die("no OpenMP context in", path);
 }
@@ -174,7 +185,7 @@ static rg_status run(build *b, int k, rg_array *out, const rg_array *content,
 static unsigned char *read_all(const build *b, const rg_array *a)
 {
     size_t len = b->length(a);
-    unsigned char *p = malloc(len * 8 + 8);
+    unsigned char *p = malloc(len * b->dtype_size(b->dtype(a)) + 8);
     if (!p)
         die("out of memory", NULL);
     if (b->read(p, a, 0, len) != RG_OK)
@@ -275,7 +286,8 @@ static bool time_nonzero(build *b, const char *name, const char *op, int pct, co
 int main(int argc, char **argv)
 {
     int reps = 9;
-    bool want[NOPS] = {0}, ints = false;
+    bool want[NOPS] = {0}, off32 = false;
+    rg_dtype vt = RG_FLOAT64;
     int nfiles = 0, any_op = 0;
     const char *libs[2] = {NULL, NULL}, **files = calloc((size_t)argc, sizeof *files);
     if (!files)
@@ -284,7 +296,15 @@ int main(int argc, char **argv)
         if (!strcmp(argv[a], "--reps") && a + 1 < argc) {
             reps = atoi(argv[++a]);
         } else if (!strcmp(argv[a], "--int64")) {
-            ints = true;
+            vt = RG_INT64;
+        } else if (!strcmp(argv[a], "--values") && a + 1 < argc) {
+            const char *v = argv[++a];
+            vt = !strcmp(v, "float64") ? RG_FLOAT64 : !strcmp(v, "float32") ? RG_FLOAT32
+                 : !strcmp(v, "int64") ? RG_INT64 : !strcmp(v, "int32") ? RG_INT32 : 0;
+            if (!vt)
+                die("unknown value type", v);
+        } else if (!strcmp(argv[a], "--offsets32")) {
+            off32 = true;
         } else if (!strcmp(argv[a], "--ops") && a + 1 < argc) {
             char *list = argv[++a];
             for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -308,7 +328,8 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
-                        "[--int64] LENGTHS...\n  ops: sum prod min max argmin argmax parents "
+                        "[--values float64|float32|int64|int32] [--offsets32] LENGTHS...\n  ops: sum prod min max argmin argmax "
+                        "count_nonzero any all parents "
                         "local_index starts from_lengths segment_nonzero nonzero1 nonzero50 nonzero99\n"
                         "  (default: sum min argmax parents)\n");
         return 2;
@@ -316,7 +337,7 @@ int main(int argc, char **argv)
     if (!any_op)
         want[0] = want[2] = want[5] = want[6] = 1;
     for (int k = 0; k < NOPS; k++)
-        if (ints && want[k] && !op_table[k].reduce && op_table[k].op >= 5)
+        if (vt != RG_FLOAT64 && want[k] && !op_table[k].reduce && op_table[k].op >= 4)
             die("float64 values only", op_table[k].name);
 
     /* Each build has its own OpenMP runtime: a team that spins while the
@@ -340,26 +361,34 @@ int main(int argc, char **argv)
     if (!t[0] || !t[1] || !ratio)
         die("out of memory", NULL);
     int mismatches = 0;
-    printf("old: %s\nnew: %s\n%d runs each, in turns; OMP_WAIT_POLICY=%s\n", libs[0], libs[1],
-           reps, getenv("OMP_WAIT_POLICY"));
+    printf("old: %s\nnew: %s\n%d runs each, in turns; OMP_WAIT_POLICY=%s; %s values, %s "
+           "offsets\n",
+           libs[0], libs[1], reps, getenv("OMP_WAIT_POLICY"),
+           vt == RG_FLOAT64 ? "float64" : vt == RG_FLOAT32 ? "float32" : vt == RG_INT64 ? "int64" : "int32",
+           off32 ? "int32" : "int64");
     printf("%-28s %-12s %10s %10s %9s  %s\n", "lengths", "op", "old ms", "new ms", "new/old",
            "outputs");
     for (int f = 0; f < nfiles; f++) {
         size_t nsegs;
         int64_t *off = read_offsets(files[f], &nsegs);
         size_t n = (size_t)off[nsegs];
-        void *x = malloc((n ? n : 1) * 8); /* float64 values, or int64 with --int64 */
+        if (off32 && off[nsegs] > INT32_MAX)
+            die("too many elements for int32 offsets", files[f]);
+        void *x = malloc((n ? n : 1) * 8); /* the values, of type vt */
         double *xf = x;
-        int64_t *xi = x;
         if (!x)
             die("out of memory", files[f]);
         uint64_t seed = 12345;
         for (size_t k = 0; k < n; k++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            if (ints)
-                xi[k] = (int64_t)(seed >> 43) - ((int64_t)1 << 20);
-            else
-                xf[k] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+            double v = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+            int64_t i = (int64_t)(seed >> 43) - ((int64_t)1 << 20);
+            switch (vt) {
+            case RG_FLOAT32: ((float *)x)[k] = (float)v; break;
+            case RG_INT64: ((int64_t *)x)[k] = i; break;
+            case RG_INT32: ((int32_t *)x)[k] = (int32_t)i; break;
+            default: xf[k] = v; break;
+            }
         }
         int64_t *lens = malloc((nsegs ? nsegs : 1) * sizeof *lens);
         if (!lens)
@@ -367,9 +396,15 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < nsegs; i++)
             lens[i] = off[i + 1] - off[i];
         rg_array *o[2], *c[2], *ls[2];
+        int32_t *off_narrow = off32 ? malloc((nsegs + 1) * sizeof *off_narrow) : NULL;
+        if (off32 && !off_narrow)
+            die("out of memory", files[f]);
+        for (size_t i = 0; off32 && i <= nsegs; i++)
+            off_narrow[i] = (int32_t)off[i];
         for (int l = 0; l < 2; l++)
-            if (b[l].from_host(&o[l], b[l].ctx, RG_INT64, off, nsegs + 1) != RG_OK ||
-                b[l].from_host(&c[l], b[l].ctx, ints ? RG_INT64 : RG_FLOAT64, x, n) != RG_OK ||
+            if (b[l].from_host(&o[l], b[l].ctx, off32 ? RG_INT32 : RG_INT64,
+                               off32 ? (void *)off_narrow : (void *)off, nsegs + 1) != RG_OK ||
+                b[l].from_host(&c[l], b[l].ctx, vt, x, n) != RG_OK ||
                 b[l].from_host(&ls[l], b[l].ctx, RG_INT64, lens, nsegs) != RG_OK)
                 die("cannot copy the data in", b[l].context_error(b[l].ctx));
         const char *name = strrchr(files[f], '/');
@@ -388,10 +423,7 @@ int main(int argc, char **argv)
                 continue;
             }
             size_t len = op_table[k].reduce ? nsegs : op_table[k].op == 3 ? nsegs + 1 : n;
-            rg_dtype dt = !ints && op_table[k].reduce && op_table[k].op != RG_REDUCE_ARGMIN &&
-                                  op_table[k].op != RG_REDUCE_ARGMAX
-                              ? RG_FLOAT64
-                              : RG_INT64;
+            rg_dtype dt = op_table[k].reduce ? b[0].reduce_dtype(op_table[k].op, vt) : RG_INT64;
             rg_array *out[2];
             for (int l = 0; l < 2; l++)
                 if (b[l].create(&out[l], b[l].ctx, dt, len) != RG_OK)
@@ -407,7 +439,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < reps; r++)
                 ratio[r] = t[1][r] / t[0][r];
             unsigned char *res[2] = {read_all(&b[0], out[0]), read_all(&b[1], out[1])};
-            bool same = memcmp(res[0], res[1], len * 8) == 0;
+            bool same = memcmp(res[0], res[1], len * b[0].dtype_size(dt)) == 0;
             mismatches += !same;
             printf("%-28s %-12s %10.3f %10.3f %9.3f  %s\n", name, op_table[k].name,
                    1e3 * median(t[0], reps), 1e3 * median(t[1], reps), median(ratio, reps),
@@ -425,6 +457,7 @@ int main(int argc, char **argv)
         }
         free(x);
         free(lens);
+        free(off_narrow);
         free(off);
     }
     for (int l = 0; l < 2; l++)

@@ -1,4 +1,5 @@
 /* check_reduce.c — segmented reductions: every op, dtype, policy and backend against a sequential reference. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -643,9 +644,10 @@ START_TEST(test_reduce_int_lanes)
 }
 END_TEST
 
-/* float32 sums and products over 8M+ segments (a 32 MiB output of float32,
- * streamed half lines on CPUs with AVX-512): lengths 0 to 6 with runs of 1,
- * int64 and int32 offsets. */
+/* float32 sums, products, min and argmax, int32 max and uint32 min over
+ * 8M+ segments (a 32 MiB output of 32-bit values, streamed half lines on
+ * CPUs with AVX-512): lengths 0 to 6 with runs of 1, int64 and int32
+ * offsets. */
 static int64_t streamed_length_f32(size_t i, uint64_t r)
 {
     return (i / 8) % 4 == 3 ? 1 : (int64_t)(r % 7);
@@ -656,9 +658,12 @@ START_TEST(test_reduce_tiles_streamed_f32)
     rg_reduce_policy policy = all_policies[1 + _i % 2];
     size_t nsegs = ((size_t)8 << 20) + 13;
     int64_t *len = lengths_by(nsegs, 9 + (uint64_t)_i, streamed_length_f32);
-    const rg_reduce_op ops[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
-    check_ops_on(ctx, RG_FLOAT32, _i < 2 ? RG_INT64 : RG_INT32, len, nsegs, ops, 2, policy, 1,
-                 70, "streamed float32 tiles");
+    const rg_reduce_op ops[4] = {RG_REDUCE_SUM, RG_REDUCE_PROD, RG_REDUCE_MIN, RG_REDUCE_ARGMAX};
+    rg_dtype ot = _i < 2 ? RG_INT64 : RG_INT32;
+    check_ops_on(ctx, RG_FLOAT32, ot, len, nsegs, ops, 4, policy, 1, 70, "streamed float32 tiles");
+    const rg_reduce_op max = RG_REDUCE_MAX, min = RG_REDUCE_MIN;
+    check_ops_on(ctx, RG_INT32, ot, len, nsegs, &max, 1, policy, 1, 71, "streamed int32 tiles");
+    check_ops_on(ctx, RG_UINT32, ot, len, nsegs, &min, 1, policy, 1, 72, "streamed uint32 tiles");
     free(len);
     rg_context_free(ctx);
 }
@@ -1057,8 +1062,9 @@ START_TEST(test_reduce_lone_lanes)
     int64_t *len = lengths_by(nsegs, 17, lone_length);
     static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
                                         RG_REDUCE_ARGMAX};
-    static const rg_dtype types[3] = {RG_FLOAT64, RG_INT64, RG_UINT64};
-    for (int t = 0; t < 3; t++)
+    static const rg_dtype types[6] = {RG_FLOAT64, RG_INT64, RG_UINT64,
+                                      RG_FLOAT32, RG_INT32, RG_UINT32};
+    for (int t = 0; t < 6; t++)
         for (int ot = 0; ot < 2; ot++)
             check_ops_on(ctx, types[t], ot ? RG_INT32 : RG_INT64, len, nsegs, ops, 4, policy,
                          1, 90 + (uint64_t)(2 * t + ot), "lone lanes");
@@ -1130,18 +1136,135 @@ START_TEST(test_reduce_tile_blocks)
     static const rg_dtype types[6] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
                                       RG_UINT64,  RG_INT32,   RG_UINT32};
     for (int t = 0; t < 6; t++) {
-        /* the ops the tiles take: integer sums, no products of integers or
-         * extremes of 32-bit values */
+        /* the ops the tiles take: all but products of integers */
         rg_reduce_op mine[6];
         size_t k = 0;
         for (size_t o = 0; o < 6; o++)
-            if (is_float(types[t]) ? (types[t] == RG_FLOAT64 || o < 2)
-                                   : (o != 1 && (o == 0 || t < 4)))
+            if (is_float(types[t]) || ops[o] != RG_REDUCE_PROD)
                 mine[k++] = ops[o];
         check_ops_on(ctx, types[t], t % 2 ? RG_INT32 : RG_INT64, len, nsegs, mine, k, policy,
                      1, 110 + (uint64_t)t, "tile blocks");
     }
     free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* min, max, argmin and argmax of 32-bit values at the limits of their type
+ * (which are the identities: the AVX-512 tiles pad rows with them and widen
+ * the values to 64-bit lanes), with ties, on the lengths of the lone-lane
+ * and tile-block tests (rows, pairs, lone lanes, refused tiles) and long
+ * segments (lanes), int32 and int64 offsets; float32 with infinities,
+ * signed zeros and a NaN now and then. */
+START_TEST(test_reduce_extreme_limits)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
+                                        RG_REDUCE_ARGMAX};
+    static const double i32v[6] = {INT32_MIN, INT32_MIN + 1.0, -1, 0, INT32_MAX - 1.0, INT32_MAX};
+    static const double u32v[6] = {0, 1, 2147483648.0, 2147483647.0, UINT32_MAX - 1.0, UINT32_MAX};
+    static const double f32v[6] = {-INFINITY, -FLT_MAX, -0.0, 0.0, FLT_MAX, INFINITY};
+    static const struct {
+        rg_dtype t;
+        const double *v;
+    } types[3] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v}};
+    int64_t (*const rules[2])(size_t, uint64_t) = {lone_length, block_length};
+    for (int l = 0; l < 3; l++) {
+        size_t nsegs = l < 2 ? 8 * 8 * 8 * 5 + 3 : 40;
+        int64_t *len = l < 2 ? lengths_by(nsegs, 31 + (uint64_t)l, rules[l]) : NULL;
+        if (l == 2) { /* long: lanes from 9 elements, with a tail */
+            len = malloc(nsegs * sizeof *len);
+            ck_assert_ptr_nonnull(len);
+            for (size_t i = 0; i < nsegs; i++)
+                len[i] = (int64_t)(i * 37 % 300);
+        }
+        int64_t *off = ref_offsets(len, nsegs);
+        size_t n = (size_t)off[nsegs];
+        for (int d = 0; d < 3; d++) {
+            rg_dtype t = types[d].t;
+            rg_array *offsets =
+                test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+            unsigned char *xh = malloc(n * 4 + 4);
+            ck_assert_ptr_nonnull(xh);
+            uint64_t state = 41 + (uint64_t)(3 * l + d);
+            for (size_t k = 0; k < n; k++) {
+                uint64_t r = test_rand(&state);
+                /* mostly the two ends, so that runs of one identity are common */
+                double v = types[d].v[r % 4 < 3 ? (r >> 8) % 2 * 5 : (r >> 8) % 6];
+                store_f64(t, xh, k, t == RG_FLOAT32 && (r >> 20) % 300 == 0 ? NAN : v);
+            }
+            rg_array *content = NULL;
+            ck_assert_int_eq(rg_array_from_host(&content, ctx, t, xh, n), RG_OK);
+            for (int o = 0; o < 4; o++)
+                check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
+                         l == 0 ? "limits, lone lanes" : l == 1 ? "limits, tile blocks"
+                                                        : "limits, long segments");
+            rg_array_free(content);
+            rg_array_free(offsets);
+            free(xh);
+        }
+        free(off);
+        free(len);
+    }
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* count_nonzero, any and all (the OpenMP AVX-512 tiles count in 64-bit
+ * lanes, floats widened): segments all zero (-0.0 among them), all
+ * nonzero (NaN among them) or mixed, in turn by chance, so that any and all
+ * go both ways; the lengths of the lone-lane and tile-block tests, and
+ * all-length-1 ones; every dtype the tiles take and two they do not;
+ * int32 and int64 offsets. */
+START_TEST(test_reduce_logic_tiles)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    static const rg_reduce_op ops[3] = {RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
+    static const rg_dtype types[8] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64,
+                                      RG_INT32,   RG_UINT32,  RG_BOOL,  RG_INT16};
+    for (int l = 0; l < 3; l++) {
+        size_t nsegs = 8 * 8 * 8 * 5 + 3;
+        int64_t *len = l == 0 ? lengths_by(nsegs, 51, lone_length)
+                       : l == 1 ? lengths_by(nsegs, 52, block_length)
+                                : malloc(nsegs * sizeof *len);
+        ck_assert_ptr_nonnull(len);
+        for (size_t i = 0; l == 2 && i < nsegs; i++)
+            len[i] = 1;
+        int64_t *off = ref_offsets(len, nsegs);
+        size_t n = (size_t)off[nsegs];
+        for (int d = 0; d < 8; d++) {
+            rg_dtype t = types[d];
+            rg_array *offsets =
+                test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+            unsigned char *xh = malloc(n * 8 + 8);
+            ck_assert_ptr_nonnull(xh);
+            uint64_t state = 61 + (uint64_t)(8 * l + d);
+            for (size_t i = 0; i < nsegs; i++) {
+                uint64_t kind = test_rand(&state) % 3; /* all zero, none zero, mixed */
+                for (int64_t k = off[i]; k < off[i + 1]; k++) {
+                    uint64_t r = test_rand(&state);
+                    bool zero = kind == 0 || (kind == 2 && r % 2);
+                    double v = zero ? (r >> 8) % 2 ? -0.0 : 0.0 : (double)(1 + (r >> 8) % 5);
+                    if (!zero && is_float(t) && (r >> 16) % 7 == 0)
+                        v = NAN;
+                    store_f64(t, xh, (size_t)k, v);
+                }
+            }
+            rg_array *content = NULL;
+            ck_assert_int_eq(rg_array_from_host(&content, ctx, t, xh, n), RG_OK);
+            for (int o = 0; o < 3; o++)
+                check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
+                         l == 0 ? "logic, lone lanes" : l == 1 ? "logic, tile blocks"
+                                                        : "logic, all length 1");
+            rg_array_free(content);
+            rg_array_free(offsets);
+            free(xh);
+        }
+        free(off);
+        free(len);
+    }
     rg_context_free(ctx);
 }
 END_TEST
@@ -1520,6 +1643,8 @@ Suite *reduce_suite(void)
                         TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_lone_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_tile_blocks, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_extreme_limits, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_logic_tiles, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);

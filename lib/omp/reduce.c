@@ -97,6 +97,19 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
     X(f32, float, double, float, 1, -INFINITY, INFINITY, uint32_t)                         \
     X(f64, double, double, double, 1, -INFINITY, INFINITY, uint64_t)
 
+/* The rg_dtype of each name. */
+#define RG_DTYPE_b8 RG_BOOL
+#define RG_DTYPE_i8 RG_INT8
+#define RG_DTYPE_i16 RG_INT16
+#define RG_DTYPE_i32 RG_INT32
+#define RG_DTYPE_i64 RG_INT64
+#define RG_DTYPE_u8 RG_UINT8
+#define RG_DTYPE_u16 RG_UINT16
+#define RG_DTYPE_u32 RG_UINT32
+#define RG_DTYPE_u64 RG_UINT64
+#define RG_DTYPE_f32 RG_FLOAT32
+#define RG_DTYPE_f64 RG_FLOAT64
+
 /* An accumulator: v is the running value, i the position of the extreme
  * (EXTREME family only; -1 while nothing has been seen). */
 #define RG_DEFINE_ACC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                   \
@@ -151,8 +164,15 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * 1.3x faster and longer ones 1.7x. */
 #define RG_EXTREME_LANES_MIN 1024
 
+/* The AVX-512 sum of x[b .. e) of dtype t (below), 32- and 64-bit integers,
+ * added to *sum (mod 2^64, so in any order the bits of the plain fold).
+ * False (nothing added) for other dtypes or where the CPU lacks AVX-512. */
+static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum);
+
 /* ARITH: sum (mode 0) and prod (mode 1).  The mode is tested outside the
- * element loops so that each loop is a plain fold. */
+ * element loops so that each loop is a plain fold.  Integer sums of
+ * RG_LANES_MIN or more 4- or 8-byte elements add in AVX-512 lanes where
+ * the CPU has them. */
 #define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline arith_acc_##N arith_ident_##N(int mode)                                  \
     {                                                                                      \
@@ -161,6 +181,9 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
     static inline void arith_range_##N(arith_acc_##N *a, const T *restrict x, int64_t b,   \
                                        int64_t e, int mode)                                \
     {                                                                                      \
+        if (!ISF && sizeof(T) >= 4 && mode == 0 && e - b >= RG_LANES_MIN &&                \
+            simd_int_sum(RG_DTYPE_##N, x, b, e, (uint64_t *)&a->v))                        \
+            return;                                                                        \
         AT v = a->v;                                                                       \
         if ((ISF || sizeof(T) == 8) && e - b >= RG_LANES_MIN) {                            \
             AT lane[RG_LANES];                                                             \
@@ -226,14 +249,15 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
         ((ST *)out)[seg] = (ST)prefix[len];                                                \
     }
 
-/* The AVX-512 scan of 8-byte elements x[b .. e) (below): kind 0 float64, 1
- * int64, 2 uint64; *pos is the first position of the extreme.  False where
- * the CPU lacks AVX-512 or x[b .. e) holds a NaN. */
-static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, int mode,
+/* The AVX-512 scan of x[b .. e) of dtype t (below): 64-bit and 32-bit
+ * integers and floats; *pos is the first position of the extreme.  False
+ * for other dtypes, where the CPU lacks AVX-512 or x[b .. e) holds a NaN. */
+static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
                                int64_t *pos);
 
-/* From this many elements, 8-byte min, max, argmin and argmax scan in AVX-512
- * lanes: min and argmax of float64 over lengths 1 to 199 ran 2x faster. */
+/* From this many elements, min, max, argmin and argmax of 4- and 8-byte
+ * elements scan in AVX-512 lanes: min and argmax of float64 over lengths 1
+ * to 199 ran 2x faster. */
 #define RG_SIMD_RANGE_MIN 9
 
 /* EXTREME: min 0, max 1, argmin 2, argmax 3 (bit 0: max).  combine keeps
@@ -316,10 +340,9 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
                                       int64_t e, int mode)                                 \
     {                                                                                      \
         int64_t pos;                                                                       \
-        int kind = ISF ? 0 : (TMIN) != 0 ? 1 : 2; /* float64, int64, uint64 */             \
         if (is_nan_##N(a->v))                                                              \
             return;                                                                        \
-        if (sizeof(T) == 8 && simd_extreme_range(kind, x, b, e, mode, &pos)) {             \
+        if (simd_extreme_range(RG_DTYPE_##N, x, b, e, mode, &pos)) {                       \
             *a = extreme_combine_##N(*a, (extreme_acc_##N){x[pos], pos}, mode);            \
             return;                                                                        \
         }                                                                                  \
@@ -327,12 +350,12 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
             b = extreme_lanes_##N(a, x, b, e, mode);                                       \
         extreme_fold_##N(a, x, b, e, mode);                                                \
     }                                                                                      \
-    /* The fold, in lanes from RG_EXTREME_LANES_MIN elements on (8-byte elements:          \
-     * from RG_SIMD_RANGE_MIN, in AVX-512 lanes where the CPU has them). */                \
+    /* The fold, in lanes from RG_EXTREME_LANES_MIN elements on (4- and 8-byte             \
+     * elements: from RG_SIMD_RANGE_MIN, in AVX-512 lanes where the CPU has them). */      \
     static inline void extreme_range_##N(extreme_acc_##N *a, const T *restrict x,          \
                                          int64_t b, int64_t e, int mode)                   \
     {                                                                                      \
-        if (RG_UNLIKELY(e - b >= (sizeof(T) == 8 ? RG_SIMD_RANGE_MIN : RG_EXTREME_LANES_MIN))) \
+        if (RG_UNLIKELY(e - b >= (sizeof(T) >= 4 ? RG_SIMD_RANGE_MIN : RG_EXTREME_LANES_MIN))) \
             extreme_long_##N(a, x, b, e, mode);                                            \
         else                                                                               \
             extreme_fold_##N(a, x, b, e, mode);                                            \
@@ -398,8 +421,16 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
             ((T *)out)[seg] = pick_##N(len > 0, v, extreme_ident_##N(mode).v);             \
     }
 
+/* The AVX-512 count of the nonzero elements of x[b .. e) of dtype t (below),
+ * added to *count: 64-bit and 32-bit integers and floats.  False (nothing
+ * added) for other dtypes or where the CPU lacks AVX-512. */
+static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *count);
+
 /* LOGIC: count_nonzero 0, any 1, all 2, all from one count of nonzero
- * elements (NaN is nonzero, as in numpy). */
+ * elements (NaN is nonzero, as in numpy).  Ranges of RG_SIMD_RANGE_MIN or
+ * more 4- or 8-byte elements count in AVX-512 lanes (the plain loop, not
+ * vectorised at -O2, took 3x to 8x the time of a sum of one huge segment;
+ * Intel Xeon). */
 #define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline logic_acc_##N logic_ident_##N(int mode)                                  \
     {                                                                                      \
@@ -410,6 +441,9 @@ static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, in
                                        int64_t e, int mode)                                \
     {                                                                                      \
         (void)mode;                                                                        \
+        if (sizeof(T) >= 4 && e - b >= RG_SIMD_RANGE_MIN &&                                \
+            simd_logic_range(RG_DTYPE_##N, x, b, e, &a->v))                                \
+            return;                                                                        \
         uint64_t n = 0;                                                                    \
         for (int64_t k = b; k < e; k++)                                                    \
             n += x[k] != 0;                                                                \
@@ -456,9 +490,12 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
 
 /* ------------------------------------------------------------------------
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
- * float64 (sum, prod, min, max, argmin, argmax), int64 and uint64 (sum, min,
- * max, argmin, argmax), float32 (sum, prod) or int32 and uint32 (sum) values
- * is reduced in the 8 lanes of a register, lane j holding segment j: each
+ * float64 or float32 (sum, prod, min, max, argmin, argmax, count_nonzero,
+ * any, all) or of int64, uint64, int32 or uint32 values (the same but prod)
+ * is reduced in the 8 lanes of a register, lane j holding segment j (32-bit
+ * values widened to 64 bits, exactly: float32 min and argmax took 0.22x to
+ * 0.48x the time of the windows on short, medium, power-law and half-empty
+ * lengths, Intel Xeon, paired; BENCHMARKS.md): each
  * segment is loaded as rows and the rows transposed into columns, column m
  * holding element m of every segment (below).  Each lane still folds its
  * segment left to right, so the results are the bits of the windows above,
@@ -670,12 +707,14 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
 #define RG_SIMD_LOAD_f64(p) _mm512_loadu_pd(p)
 #define RG_SIMD_LOAD_f32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
 #define RG_SIMD_LOAD_i64(p) _mm512_loadu_si512((const void *)(p))
+#define RG_SIMD_LOAD_u64 RG_SIMD_LOAD_i64
 #define RG_SIMD_LOAD_i32(p)                                                                \
     _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define RG_SIMD_LOAD_u32(p)                                                                \
     _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
-/* Row loads: the elements of k (8 bits) from p, as 8 lanes of 64 bits, the
- * others pad (zero for 32-bit integers, only summed).  The addresses are
+/* Row loads: the elements of k (8 bits) from p, as 8 lanes of 64 bits
+ * (32-bit values widened: floats exactly, integers sign- or zero-extended),
+ * the others pad.  The addresses are
  * computed as integers (a row with no element may start past the content);
  * masked lanes are not read.  Under AddressSanitizer they are calls, not
  * inlined: its check of a masked load is a branch per lane, and inlined in
@@ -707,11 +746,14 @@ RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i64(__mmask8 k, const long long *p, lo
 #define simd_row_u64 simd_row_i64
 RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_i32(__mmask8 k, const int *p, long long pad)
 {
-    return _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)k, p)));
+    __m512i r = _mm512_mask_loadu_epi32(_mm512_set1_epi32((int)pad), (__mmask16)k, p);
+    return _mm512_cvtepi32_epi64(_mm512_castsi512_si256(r));
 }
+/* pad: UINT32_MAX (max's identity) arrives as -1 from a signed T, or as itself */
 RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_u32(__mmask8 k, const int *p, long long pad)
 {
-    return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)k, p)));
+    __m512i r = _mm512_mask_loadu_epi32(_mm512_set1_epi32((int)(uint32_t)pad), (__mmask16)k, p);
+    return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r));
 }
 #define RG_SIMD_BITS_PD(v) _mm512_castpd_si512(v)
 #define RG_SIMD_BITS_EPI64(v) (v)
@@ -770,6 +812,42 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define simd_store_i64 simd_store
 #define simd_store_i32 simd_store
 #define simd_store_u32 simd_store
+/* int64 lanes holding 32-bit values, stored as 8 of them (half a line). */
+RG_AVX512 static inline void simd_store_narrow(void *out, int64_t i, __m512i v, bool stream)
+{
+    __m256i r = _mm512_cvtepi64_epi32(v);
+    __m256i *at = (__m256i *)(void *)((int32_t *)out + i);
+    if (stream)
+        _mm256_stream_si256(at, r);
+    else
+        _mm256_storeu_si256(at, r);
+}
+/* The stores of logic tiles: count_nonzero's counts (mode 0), or a byte per
+ * segment: any (1) where its count is above 0, all (2) where it is len. */
+RG_AVX512 static inline void simd_store_logic(void *out, int64_t i, __m512i count, __m512i len,
+                                              int mode, bool stream)
+{
+    if (mode == 0) {
+        simd_store(out, i, count, stream);
+        return;
+    }
+    __mmask8 yes = mode == 1 ? _mm512_test_epi64_mask(count, count)
+                             : _mm512_cmpeq_epi64_mask(count, len);
+    long long bytes =
+        _mm_cvtsi128_si64(_mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64(yes, _mm512_set1_epi64(1))));
+    void *at = (uint8_t *)out + i;
+    if (stream)
+        _mm_stream_si64((long long *)at, bytes);
+    else
+        memcpy(at, &bytes, sizeof bytes);
+}
+/* The stores of min and max tiles: the values in their own type. */
+#define simd_extreme_store_f64 simd_store_f64
+#define simd_extreme_store_f32 simd_store_f32
+#define simd_extreme_store_i64 simd_store
+#define simd_extreme_store_u64 simd_store
+#define simd_extreme_store_i32 simd_store_narrow
+#define simd_extreme_store_u32 simd_store_narrow
 
 /* The lone lane's fold of float64 or float32 x[b .. e) (N), in double: the
  * operations of arith_range_N in the same order (8 interleaved lanes from
@@ -938,7 +1016,19 @@ RG_DEFINE_SIMD_RANGE(f32, float)
     RG_DEFINE_SIMD_EXTREME(IN, IT, i64, long long, __m512i, epi64, _mm512_set1_epi64,      \
                            INT64_MIN, INT64_MAX, 0)                                        \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u64, long long, __m512i, epu64, _mm512_set1_epi64,      \
-                           0, (long long)-1, 0)
+                           0, (long long)-1, 0)                                            \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, f32, float, __m512d, pd, _mm512_set1_pd, -INFINITY,     \
+                           INFINITY, 1)                                                    \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, i32, int, __m512i, epi64, _mm512_set1_epi64, INT32_MIN, \
+                           INT32_MAX, 0)                                                   \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, u32, int, __m512i, epi64, _mm512_set1_epi64, 0,         \
+                           UINT32_MAX, 0)                                                  \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, f64, double, PD)                                          \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, f32, float, PD)                                           \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, i64, long long, EPI64)                                    \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u64, long long, EPI64)                                    \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, i32, int, EPI64)                                          \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -985,10 +1075,13 @@ RG_DEFINE_SIMD_RANGE(f32, float)
          * (F_pairs), not to add to the tiles of F_rows (see RG_SIMD_TILE_FNS):           \
          * all-length-1 min and argmax took 0.30x to 0.53x the time (AMD EPYC Zen 5) */    \
         if (narrow && unit) {                                                              \
-            V e = RG_SIMD_FROM_##S(_mm512_loadu_si512((const void *)(x + o[i])));          \
+            V e = RG_SIMD_LOAD_##N(x + o[i]);                                              \
             if (ISF && RG_SIMD_NAN_##S(0xff, e))                                           \
                 return false;                                                              \
-            simd_store(out, i, pos ? _mm512_setzero_si512() : RG_SIMD_BITS_##S(e), stream); \
+            if (pos)                                                                       \
+                simd_store(out, i, _mm512_setzero_si512(), stream);                        \
+            else                                                                           \
+                simd_extreme_store_##N(out, i, e, stream);                                 \
             return true;                                                                   \
         }                                                                                  \
         V v = is_max ? SET1(TMIN) : SET1(TMAX);                                            \
@@ -1012,7 +1105,10 @@ RG_DEFINE_SIMD_RANGE(f32, float)
             at = _mm512_mask_mov_epi64(at, (__mmask8)(1u << lone),                         \
                                        _mm512_set1_epi64(lone_a.i - lone_b));              \
         }                                                                                  \
-        simd_store(out, i, pos ? at : RG_SIMD_BITS_##S(v), stream);                        \
+        if (pos)                                                                           \
+            simd_store(out, i, at, stream);                                                \
+        else                                                                               \
+            simd_extreme_store_##N(out, i, v, stream);                                     \
         return true;                                                                       \
     }                                                                                      \
     RG_AVX512 RG_WINDOW bool extreme_value_body_##N##_##IN(void *out, const void *xv,      \
@@ -1031,6 +1127,43 @@ RG_DEFINE_SIMD_RANGE(f32, float)
     }                                                                                      \
     RG_SIMD_TILE_FNS(extreme_value, N, IN, IT)                                             \
     RG_SIMD_TILE_FNS(extreme_pos, N, IN, IT)
+
+/* count_nonzero (mode 0), any (1) and all (2) of N elements of type T, in
+ * 64-bit lanes of L (PD: floats, widened; EPI64: integers): each column
+ * adds 1 to the lanes whose element is not zero (NaN is not zero, -0.0 is,
+ * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
+ * the results are the fold's. */
+#define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L)                                              \
+    RG_AVX512 RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
+                                                   int64_t i, int mode, bool stream,       \
+                                                   bool lonely, bool narrow)               \
+    {                                                                                      \
+        const T *x = xv;                                                                   \
+        RG_SIMD_TILE_BEGIN(IN, IT, lonely);                                                \
+        const __m512i inc = _mm512_set1_epi64(1);                                          \
+        __m512i acc = _mm512_setzero_si512();                                              \
+        logic_acc_##N lone_a = logic_ident_##N(mode);                                      \
+        if (lonely) /* first, as the sums' */                                              \
+            logic_range_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);              \
+        (void)span;                                                                        \
+        if (unit) {                                                                        \
+            RG_SIMD_LOGIC_COL_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);        \
+        } else {                                                                           \
+            RG_SIMD_ROWS(N, T, RG_SIMD_LOGIC_COL_##L, 0)                                   \
+        }                                                                                  \
+        if (lonely)                                                                        \
+            acc = RG_SIMD_EPI64_LANE(acc, lone, lone_a.v);                                 \
+        /* all compares with every lane's length, the lone one's too */                    \
+        simd_store_logic(out, i, acc, _mm512_sub_epi64(simd_starts_##IN(o + i + 1), s), mode, \
+                         stream);                                                          \
+        return true;                                                                       \
+    }                                                                                      \
+    RG_SIMD_TILE_FNS(logic, N, IN, IT)
+#define RG_SIMD_LOGIC_COL_PD(y, c)                                                         \
+    (acc = _mm512_mask_add_epi64(                                                          \
+         acc, _mm512_cmp_pd_mask(_mm512_castsi512_pd(y), _mm512_setzero_pd(), _CMP_NEQ_UQ), \
+         acc, inc))
+#define RG_SIMD_LOGIC_COL_EPI64(y, c) (acc = _mm512_mask_add_epi64(acc, _mm512_test_epi64_mask(y, y), acc, inc))
 
 /* Column c of the rows, y, taken into the extremes v and positions at. */
 #define RG_SIMD_EXTREME_COL(S, y, c)                                                       \
@@ -1061,9 +1194,17 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 RG_DEFINE_SIMD_TILES(i32, int32_t)
 RG_DEFINE_SIMD_TILES(i64, int64_t)
 
-#define RG_SIMD_LOAD_pd(m, p) _mm512_maskz_loadu_pd(m, p)
-#define RG_SIMD_LOAD_epi64(m, p) _mm512_maskz_loadu_epi64(m, p)
-#define RG_SIMD_LOAD_epu64(m, p) _mm512_maskz_loadu_epi64(m, p)
+/* The elements of m (8 bits) from p as 8 lanes of 64 bits, the others 0:
+ * 32-bit values widened as in the rows. */
+#define RG_SIMD_MLOAD_f64(m, p) _mm512_maskz_loadu_pd(m, p)
+#define RG_SIMD_MLOAD_i64(m, p) _mm512_maskz_loadu_epi64(m, p)
+#define RG_SIMD_MLOAD_u64(m, p) _mm512_maskz_loadu_epi64(m, p)
+#define RG_SIMD_MLOAD_f32(m, p)                                                            \
+    _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)(m), p)))
+#define RG_SIMD_MLOAD_i32(m, p)                                                            \
+    _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)(m), p)))
+#define RG_SIMD_MLOAD_u32(m, p)                                                            \
+    _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32((__mmask16)(m), p)))
 #define RG_SIMD_EQ_pd(a, b) _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ)
 #define RG_SIMD_EQ_epi64(a, b) _mm512_cmpeq_epi64_mask(a, b)
 #define RG_SIMD_EQ_epu64(a, b) _mm512_cmpeq_epi64_mask(a, b)
@@ -1075,11 +1216,11 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
  * which is the fold's first position.  Four accumulators, as one waited on
  * its compare every 8 elements: on one huge segment, argmax ran at a fifth
  * of the memory's bandwidth. */
-#define RG_SIMD_EXTREME_SCAN(S, CMP, V)                                                    \
+#define RG_SIMD_EXTREME_SCAN(N, S, CMP, V)                                                    \
     for (; k + 32 <= e; k += 32) {                                                         \
         RG_UNROLL for (int a = 0; a < 4; a++) {                                            \
             RG_RANGE_PREFETCH(x + k + 8 * a);                                              \
-            V y = RG_SIMD_LOAD_##S(0xff, x + k + 8 * a);                                   \
+            V y = RG_SIMD_MLOAD_##N(0xff, x + k + 8 * a);                                  \
             nan |= RG_SIMD_NAN_##S(0xff, y);                                               \
             __mmask8 better = CMP(0xff, y, v[a]);                                          \
             v[a] = RG_SIMD_MOV_##S(v[a], better, y);                                       \
@@ -1089,7 +1230,7 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
     }                                                                                      \
     for (int a = 0; k < e; k += 8, a = (a + 1) & 3) {                                      \
         __mmask8 in = e - k >= 8 ? 0xff : (__mmask8)((1u << (e - k)) - 1);                 \
-        V y = RG_SIMD_LOAD_##S(in, x + k);                                                 \
+        V y = RG_SIMD_MLOAD_##N(in, x + k);                                                \
         nan |= RG_SIMD_NAN_##S(in, y);                                                     \
         __mmask8 better = CMP(in, y, v[a]);                                                \
         v[a] = RG_SIMD_MOV_##S(v[a], better, y);                                           \
@@ -1107,14 +1248,14 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         __m512i at[4];                                                                     \
         /* every accumulator starts from the first 8 elements: a lane's first              \
          * extreme is then still the earliest, as they come first */                       \
-        v[0] = v[1] = v[2] = v[3] = RG_SIMD_LOAD_##S(0xff, x + b);                         \
+        v[0] = v[1] = v[2] = v[3] = RG_SIMD_MLOAD_##N(0xff, x + b);                        \
         at[0] = at[1] = at[2] = at[3] = _mm512_add_epi64(iota, _mm512_set1_epi64(b));      \
         __mmask8 nan = RG_SIMD_NAN_##S(0xff, v[0]);                                        \
         int64_t k = b + 8;                                                                 \
         if (is_max) {                                                                      \
-            RG_SIMD_EXTREME_SCAN(S, RG_SIMD_GT_##S, V)                                     \
+            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_GT_##S, V)                                     \
         } else {                                                                           \
-            RG_SIMD_EXTREME_SCAN(S, RG_SIMD_LT_##S, V)                                     \
+            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_LT_##S, V)                                     \
         }                                                                                  \
         if (nan)                                                                           \
             return false;                                                                  \
@@ -1133,20 +1274,136 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
 RG_DEFINE_SIMD_EXTREME_RANGE(f64, double, __m512d, pd, _mm512_set1_pd)
 RG_DEFINE_SIMD_EXTREME_RANGE(i64, long long, __m512i, epi64, _mm512_set1_epi64)
 RG_DEFINE_SIMD_EXTREME_RANGE(u64, unsigned long long, __m512i, epu64, _mm512_set1_epi64)
+RG_DEFINE_SIMD_EXTREME_RANGE(f32, float, __m512d, pd, _mm512_set1_pd)
+RG_DEFINE_SIMD_EXTREME_RANGE(i32, int, __m512i, epi64, _mm512_set1_epi64)
+RG_DEFINE_SIMD_EXTREME_RANGE(u32, unsigned int, __m512i, epi64, _mm512_set1_epi64)
 #endif
 
-static bool simd_extreme_range(int kind, const void *x, int64_t b, int64_t e, int mode,
+#if RG_HAVE_SIMD_TILES
+/* The nonzero elements of x[b .. e) counted in 64-bit lanes, 8 elements at
+ * a time (W 8) or 16 (W 16, two accumulators): NZ(m, p) gives the mask of
+ * the nonzero ones among the elements m from p (floats: NaN is nonzero). */
+#define RG_DEFINE_SIMD_LOGIC_RANGE(N, T, W, NZ)                                            \
+    RG_AVX512 static uint64_t simd_logic_range_##N(const T *x, int64_t b, int64_t e)       \
+    {                                                                                      \
+        const __m512i inc = _mm512_set1_epi64(1);                                          \
+        __m512i lo = _mm512_setzero_si512(), hi = lo;                                      \
+        for (int64_t k = b; k < e; k += W) {                                               \
+            RG_RANGE_PREFETCH(x + k);                                                      \
+            uint32_t in = e - k >= W ? (uint32_t)((1ull << W) - 1)                         \
+                                     : (uint32_t)((1ull << (e - k)) - 1);                  \
+            uint32_t m = NZ(in, x + k);                                                    \
+            lo = _mm512_mask_add_epi64(lo, (__mmask8)m, lo, inc);                          \
+            if (W == 16)                                                                   \
+                hi = _mm512_mask_add_epi64(hi, (__mmask8)(m >> 8), hi, inc);               \
+        }                                                                                  \
+        return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));                \
+    }
+RG_AVX512 static inline uint32_t simd_nz_f64(uint32_t m, const double *p)
+{
+    return _mm512_mask_cmp_pd_mask((__mmask8)m, _mm512_maskz_loadu_pd((__mmask8)m, p),
+                                   _mm512_setzero_pd(), _CMP_NEQ_UQ);
+}
+RG_AVX512 static inline uint32_t simd_nz_f32(uint32_t m, const float *p)
+{
+    return _mm512_mask_cmp_ps_mask((__mmask16)m, _mm512_maskz_loadu_ps((__mmask16)m, p),
+                                   _mm512_setzero_ps(), _CMP_NEQ_UQ);
+}
+RG_AVX512 static inline uint32_t simd_nz_x64(uint32_t m, const long long *p)
+{
+    __m512i v = _mm512_maskz_loadu_epi64((__mmask8)m, p);
+    return _mm512_test_epi64_mask(v, v);
+}
+RG_AVX512 static inline uint32_t simd_nz_x32(uint32_t m, const int *p)
+{
+    __m512i v = _mm512_maskz_loadu_epi32((__mmask16)m, p);
+    return _mm512_test_epi32_mask(v, v);
+}
+RG_DEFINE_SIMD_LOGIC_RANGE(f64, double, 8, simd_nz_f64)
+RG_DEFINE_SIMD_LOGIC_RANGE(f32, float, 16, simd_nz_f32)
+RG_DEFINE_SIMD_LOGIC_RANGE(x64, long long, 8, simd_nz_x64)
+RG_DEFINE_SIMD_LOGIC_RANGE(x32, int, 16, simd_nz_x32)
+#endif
+
+#if RG_HAVE_SIMD_TILES
+/* The sum of x[b .. e) in two accumulators of 8 64-bit lanes, 16 elements at
+ * a time (32-bit ones sign- or zero-extended by LOAD).  The second half's
+ * address is an integer: it may lie past the content, where no lane reads. */
+#define RG_DEFINE_SIMD_INT_SUM(N, T, LOAD)                                                 \
+    RG_AVX512 static uint64_t simd_int_sum_##N(const T *x, int64_t b, int64_t e)           \
+    {                                                                                      \
+        __m512i lo = _mm512_setzero_si512(), hi = lo;                                      \
+        for (int64_t k = b; k < e; k += 16) {                                              \
+            RG_RANGE_PREFETCH(x + k);                                                      \
+            if (sizeof(T) == 8)                                                            \
+                RG_RANGE_PREFETCH(x + k + 8);                                              \
+            uint32_t in = e - k >= 16 ? 0xffff : (uint32_t)((1u << (e - k)) - 1);          \
+            lo = _mm512_add_epi64(lo, LOAD((__mmask8)in, x + k));                         \
+            hi = _mm512_add_epi64(                                                         \
+                hi, LOAD((__mmask8)(in >> 8), (const T *)((uintptr_t)(x + k) + 8 * sizeof(T)))); \
+        }                                                                                  \
+        return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));                \
+    }
+RG_DEFINE_SIMD_INT_SUM(x64, long long, RG_SIMD_MLOAD_i64)
+RG_DEFINE_SIMD_INT_SUM(i32, int, RG_SIMD_MLOAD_i32)
+RG_DEFINE_SIMD_INT_SUM(u32, int, RG_SIMD_MLOAD_u32)
+#endif
+
+static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum)
+{
+#if RG_HAVE_SIMD_TILES
+    if (have_avx512()) {
+        switch (t) {
+        case RG_INT64:
+        case RG_UINT64: *sum += simd_int_sum_x64(x, b, e); return true;
+        case RG_INT32: *sum += simd_int_sum_i32(x, b, e); return true;
+        case RG_UINT32: *sum += simd_int_sum_u32(x, b, e); return true;
+        default: break;
+        }
+    }
+#else
+    (void)t, (void)x, (void)b, (void)e, (void)sum;
+#endif
+    return false;
+}
+
+static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *count)
+{
+#if RG_HAVE_SIMD_TILES
+    if (have_avx512()) {
+        switch (t) {
+        case RG_FLOAT64: *count += simd_logic_range_f64(x, b, e); return true;
+        case RG_FLOAT32: *count += simd_logic_range_f32(x, b, e); return true;
+        case RG_INT64:
+        case RG_UINT64: *count += simd_logic_range_x64(x, b, e); return true;
+        case RG_INT32:
+        case RG_UINT32: *count += simd_logic_range_x32(x, b, e); return true;
+        default: break;
+        }
+    }
+#else
+    (void)t, (void)x, (void)b, (void)e, (void)count;
+#endif
+    return false;
+}
+
+static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
                                int64_t *pos)
 {
 #if RG_HAVE_SIMD_TILES
     if (e - b >= 8 && have_avx512()) {
-        if (kind == 0)
-            return simd_extreme_range_f64(x, b, e, mode, pos);
-        return kind == 1 ? simd_extreme_range_i64(x, b, e, mode, pos)
-                         : simd_extreme_range_u64(x, b, e, mode, pos);
+        switch (t) {
+        case RG_FLOAT64: return simd_extreme_range_f64(x, b, e, mode, pos);
+        case RG_INT64: return simd_extreme_range_i64(x, b, e, mode, pos);
+        case RG_UINT64: return simd_extreme_range_u64(x, b, e, mode, pos);
+        case RG_FLOAT32: return simd_extreme_range_f32(x, b, e, mode, pos);
+        case RG_INT32: return simd_extreme_range_i32(x, b, e, mode, pos);
+        case RG_UINT32: return simd_extreme_range_u32(x, b, e, mode, pos);
+        default: break;
+        }
     }
 #else
-    (void)kind, (void)x, (void)b, (void)e, (void)mode, (void)pos;
+    (void)t, (void)x, (void)b, (void)e, (void)mode, (void)pos;
 #endif
     return false;
 }
@@ -1181,6 +1438,26 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     if (family == RG_FAMILY_EXTREME && content == RG_UINT64)
         return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u64)
                         : RG_SIMD_PICK(extreme_pos_tile_u64);
+    if (family == RG_FAMILY_EXTREME && content == RG_FLOAT32)
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f32)
+                        : RG_SIMD_PICK(extreme_pos_tile_f32);
+    if (family == RG_FAMILY_EXTREME && content == RG_INT32)
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i32)
+                        : RG_SIMD_PICK(extreme_pos_tile_i32);
+    if (family == RG_FAMILY_EXTREME && content == RG_UINT32)
+        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u32)
+                        : RG_SIMD_PICK(extreme_pos_tile_u32);
+    if (family == RG_FAMILY_LOGIC) {
+        switch (content) {
+        case RG_FLOAT64: return RG_SIMD_PICK(logic_tile_f64);
+        case RG_FLOAT32: return RG_SIMD_PICK(logic_tile_f32);
+        case RG_INT64: return RG_SIMD_PICK(logic_tile_i64);
+        case RG_UINT64: return RG_SIMD_PICK(logic_tile_u64);
+        case RG_INT32: return RG_SIMD_PICK(logic_tile_i32);
+        case RG_UINT32: return RG_SIMD_PICK(logic_tile_u32);
+        default: break;
+        }
+    }
 #undef RG_SIMD_PICK
 #else
     (void)family, (void)mode, (void)content, (void)offsets;
