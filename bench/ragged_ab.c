@@ -8,15 +8,15 @@
  *
  *   make bench/ragged_ab
  *   ./bench/ragged_ab OLD.so NEW.so [--reps R]
- *       [--ops OP,...] [--values float64|float32|int64|int32] [--offsets32]
- *       LENGTHS...
+ *       [--ops OP,...] [--values float64|float32|int64|int32|int8|bool]
+ *       [--offsets32] LENGTHS...
  *
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
  * of two worktrees).  LENGTHS: files of int64 segment lengths, as written by
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax,
- * count_nonzero, any, all (of float64 values in [-0.5, 0.5), float32 ones
- * rounded from them, or int64 or int32 values in [-2^20, 2^20); --int64 is
- * --values int64), parents, local_index, starts (automatic strategy and
+ * count_nonzero, any, all (of float64 values v in [-0.5, 0.5), float32 ones
+ * rounded from them, int64 or int32 values i in [-2^20, 2^20), int8 ones
+ * i % 128, or bool ones v < 0.25; --int64 is --values int64), parents, local_index, starts (automatic strategy and
  * policy), from_lengths (offsets from the file's lengths as int64),
  * segment_nonzero (of float64 values, half of them zero; its two new
  * results are freed after each run but the last), nonzero1, nonzero50 and
@@ -300,7 +300,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[a], "--values") && a + 1 < argc) {
             const char *v = argv[++a];
             vt = !strcmp(v, "float64") ? RG_FLOAT64 : !strcmp(v, "float32") ? RG_FLOAT32
-                 : !strcmp(v, "int64") ? RG_INT64 : !strcmp(v, "int32") ? RG_INT32 : 0;
+                 : !strcmp(v, "int64") ? RG_INT64 : !strcmp(v, "int32") ? RG_INT32
+                 : !strcmp(v, "int8") ? RG_INT8 : !strcmp(v, "bool") ? RG_BOOL : 0;
             if (!vt)
                 die("unknown value type", v);
         } else if (!strcmp(argv[a], "--offsets32")) {
@@ -328,7 +329,7 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
-                        "[--values float64|float32|int64|int32] [--offsets32] LENGTHS...\n  ops: sum prod min max argmin argmax "
+                        "[--values float64|float32|int64|int32|int8|bool] [--offsets32] LENGTHS...\n  ops: sum prod min max argmin argmax "
                         "count_nonzero any all parents "
                         "local_index starts from_lengths segment_nonzero nonzero1 nonzero50 nonzero99\n"
                         "  (default: sum min argmax parents)\n");
@@ -364,7 +365,12 @@ int main(int argc, char **argv)
     printf("old: %s\nnew: %s\n%d runs each, in turns; OMP_WAIT_POLICY=%s; %s values, %s "
            "offsets\n",
            libs[0], libs[1], reps, getenv("OMP_WAIT_POLICY"),
-           vt == RG_FLOAT64 ? "float64" : vt == RG_FLOAT32 ? "float32" : vt == RG_INT64 ? "int64" : "int32",
+           vt == RG_FLOAT64   ? "float64"
+           : vt == RG_FLOAT32 ? "float32"
+           : vt == RG_INT64   ? "int64"
+           : vt == RG_INT32   ? "int32"
+           : vt == RG_INT8    ? "int8"
+                              : "bool",
            off32 ? "int32" : "int64");
     printf("%-28s %-12s %10s %10s %9s  %s\n", "lengths", "op", "old ms", "new ms", "new/old",
            "outputs");
@@ -387,6 +393,8 @@ int main(int argc, char **argv)
             case RG_FLOAT32: ((float *)x)[k] = (float)v; break;
             case RG_INT64: ((int64_t *)x)[k] = i; break;
             case RG_INT32: ((int32_t *)x)[k] = (int32_t)i; break;
+            case RG_INT8: ((int8_t *)x)[k] = (int8_t)(i % 128); break;
+            case RG_BOOL: ((uint8_t *)x)[k] = v < 0.25; break;
             default: xf[k] = v; break;
             }
         }

@@ -1070,9 +1070,10 @@ START_TEST(test_reduce_lone_lanes)
                          1, 90 + (uint64_t)(2 * t + ot), "lone lanes");
     /* sums and products of every dtype the tiles take */
     static const rg_reduce_op arith[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
-    static const rg_dtype sum_types[6] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
-                                          RG_UINT64, RG_INT32,   RG_UINT32};
-    for (int t = 0; t < 6; t++)
+    static const rg_dtype sum_types[9] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
+                                          RG_UINT64,  RG_INT32,   RG_UINT32,
+                                          RG_BOOL,    RG_UINT8,   RG_INT8};
+    for (int t = 0; t < 9; t++)
         check_ops_on(ctx, sum_types[t], t % 2 ? RG_INT32 : RG_INT64, len, nsegs, arith,
                      is_float(sum_types[t]) ? 2 : 1, policy, 1, 100 + (uint64_t)t,
                      "lone lanes");
@@ -1133,9 +1134,9 @@ START_TEST(test_reduce_tile_blocks)
     int64_t *len = lengths_by(nsegs, 23, block_length);
     static const rg_reduce_op ops[6] = {RG_REDUCE_SUM,    RG_REDUCE_PROD,   RG_REDUCE_MIN,
                                         RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MAX};
-    static const rg_dtype types[6] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
-                                      RG_UINT64,  RG_INT32,   RG_UINT32};
-    for (int t = 0; t < 6; t++) {
+    static const rg_dtype types[9] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64, RG_INT32,
+                                      RG_UINT32,  RG_BOOL,    RG_UINT8, RG_INT8};
+    for (int t = 0; t < 9; t++) {
         /* the ops the tiles take: all but products of integers */
         rg_reduce_op mine[6];
         size_t k = 0;
@@ -1215,15 +1216,16 @@ END_TEST
  * lanes, floats widened): segments all zero (-0.0 among them), all
  * nonzero (NaN among them) or mixed, in turn by chance, so that any and all
  * go both ways; the lengths of the lone-lane and tile-block tests, and
- * all-length-1 ones; every dtype the tiles take and two they do not;
+ * all-length-1 ones; every dtype the tiles take (the 1-byte ones where the
+ * CPU has AVX-512BW) and int16, which they do not;
  * int32 and int64 offsets. */
 START_TEST(test_reduce_logic_tiles)
 {
     TEST_CONTEXT(ctx, backend_of(_i));
     rg_reduce_policy policy = policy_of(_i);
     static const rg_reduce_op ops[3] = {RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
-    static const rg_dtype types[8] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64,
-                                      RG_INT32,   RG_UINT32,  RG_BOOL,  RG_INT16};
+    static const rg_dtype types[10] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64, RG_INT32,
+                                       RG_UINT32,  RG_BOOL,    RG_UINT8, RG_INT8,   RG_INT16};
     for (int l = 0; l < 3; l++) {
         size_t nsegs = 8 * 8 * 8 * 5 + 3;
         int64_t *len = l == 0 ? lengths_by(nsegs, 51, lone_length)
@@ -1234,7 +1236,7 @@ START_TEST(test_reduce_logic_tiles)
             len[i] = 1;
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
-        for (int d = 0; d < 8; d++) {
+        for (int d = 0; d < 10; d++) {
             rg_dtype t = types[d];
             rg_array *offsets =
                 test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);

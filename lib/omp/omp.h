@@ -145,6 +145,11 @@ static inline bool find_avx512(void)
 {
     return __builtin_cpu_supports("avx512f") && !rg_env_off("RAGGED_AVX512");
 }
+/* AVX-512's byte and word instructions, and popcnt, beside AVX-512F. */
+static inline bool find_avx512bw(void)
+{
+    return find_avx512() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt");
+}
 static inline bool find_intel(void) { return __builtin_cpu_is("intel"); }
 #endif
 
@@ -252,6 +257,19 @@ static inline bool have_avx512(void)
 #if defined(__x86_64__) && defined(__GNUC__)
     static int known;
     return cpu_fact(&known, find_avx512);
+#else
+    return false;
+#endif
+}
+
+/* Whether the CPU also runs the paths built with
+ * __attribute__((target("avx512f,avx512bw,popcnt"))) (every AVX-512 CPU but
+ * the Xeon Phi has them): the reductions of 1-byte values. */
+static inline bool have_avx512bw(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int known;
+    return cpu_fact(&known, find_avx512bw);
 #else
     return false;
 #endif

@@ -164,15 +164,15 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * 1.3x faster and longer ones 1.7x. */
 #define RG_EXTREME_LANES_MIN 1024
 
-/* The AVX-512 sum of x[b .. e) of dtype t (below), 32- and 64-bit integers,
- * added to *sum (mod 2^64, so in any order the bits of the plain fold).
+/* The AVX-512 sum of x[b .. e) of dtype t (below), 8-, 32- and 64-bit
+ * integers and bool, added to *sum (mod 2^64, so in any order the bits of the plain fold).
  * False (nothing added) for other dtypes or where the CPU lacks AVX-512. */
 static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum);
 
 /* ARITH: sum (mode 0) and prod (mode 1).  The mode is tested outside the
  * element loops so that each loop is a plain fold.  Integer sums of
- * RG_LANES_MIN or more 4- or 8-byte elements add in AVX-512 lanes where
- * the CPU has them. */
+ * RG_LANES_MIN or more elements (not 16-bit ones) add in AVX-512 lanes
+ * where the CPU has them. */
 #define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline arith_acc_##N arith_ident_##N(int mode)                                  \
     {                                                                                      \
@@ -181,7 +181,7 @@ static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64
     static inline void arith_range_##N(arith_acc_##N *a, const T *restrict x, int64_t b,   \
                                        int64_t e, int mode)                                \
     {                                                                                      \
-        if (!ISF && sizeof(T) >= 4 && mode == 0 && e - b >= RG_LANES_MIN &&                \
+        if (!ISF && sizeof(T) != 2 && mode == 0 && e - b >= RG_LANES_MIN &&                \
             simd_int_sum(RG_DTYPE_##N, x, b, e, (uint64_t *)&a->v))                        \
             return;                                                                        \
         AT v = a->v;                                                                       \
@@ -422,13 +422,13 @@ static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, 
     }
 
 /* The AVX-512 count of the nonzero elements of x[b .. e) of dtype t (below),
- * added to *count: 64-bit and 32-bit integers and floats.  False (nothing
+ * added to *count: 64-, 32- and 8-bit integers, bool and floats.  False (nothing
  * added) for other dtypes or where the CPU lacks AVX-512. */
 static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *count);
 
 /* LOGIC: count_nonzero 0, any 1, all 2, all from one count of nonzero
  * elements (NaN is nonzero, as in numpy).  Ranges of RG_SIMD_RANGE_MIN or
- * more 4- or 8-byte elements count in AVX-512 lanes (the plain loop, not
+ * more elements (not 16-bit ones) count in AVX-512 lanes (the plain loop, not
  * vectorised at -O2, took 3x to 8x the time of a sum of one huge segment;
  * Intel Xeon). */
 #define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
@@ -441,7 +441,7 @@ static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, ui
                                        int64_t e, int mode)                                \
     {                                                                                      \
         (void)mode;                                                                        \
-        if (sizeof(T) >= 4 && e - b >= RG_SIMD_RANGE_MIN &&                                \
+        if (sizeof(T) != 2 && e - b >= RG_SIMD_RANGE_MIN &&                                \
             simd_logic_range(RG_DTYPE_##N, x, b, e, &a->v))                                \
             return;                                                                        \
         uint64_t n = 0;                                                                    \
@@ -537,6 +537,17 @@ _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 #include <immintrin.h>
 #define RG_HAVE_SIMD_TILES 1
 #define RG_AVX512 __attribute__((target("avx512f")))
+/* The target of each dtype's tiles: 1-byte values need AVX-512BW's masked
+ * byte loads (and popcnt, their ranges), taken only where have_avx512bw(). */
+#define RG_AVX512_f64 RG_AVX512
+#define RG_AVX512_f32 RG_AVX512
+#define RG_AVX512_i64 RG_AVX512
+#define RG_AVX512_u64 RG_AVX512
+#define RG_AVX512_i32 RG_AVX512
+#define RG_AVX512_u32 RG_AVX512
+#define RG_AVX512_BW __attribute__((target("avx512f,avx512bw,popcnt")))
+#define RG_AVX512_i8 RG_AVX512_BW
+#define RG_AVX512_u8 RG_AVX512_BW
 
 /* Starts of the 8 segments from o (and their ends, from o + 1). */
 RG_AVX512 static inline __m512i simd_starts_i64(const int64_t *o)
@@ -653,7 +664,7 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
 /* F_rows (NARROW 0) or F_pairs (NARROW 1): tiles from i until one is
  * refused, or in F_pairs has a lone lane. */
 #define RG_SIMD_TILE_LOOP(F, N, IN, IT, NAME, NARROW)                                      \
-    RG_AVX512 static __attribute__((noinline)) int64_t F##_##NAME##_##N##_##IN(            \
+    RG_AVX512_##N static __attribute__((noinline)) int64_t F##_##NAME##_##N##_##IN(        \
         void *out, const void *xv, const void *ov, int64_t i, int64_t i1, int mode,        \
         bool stream)                                                                       \
     {                                                                                      \
@@ -708,6 +719,8 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
 #define RG_SIMD_LOAD_f32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
 #define RG_SIMD_LOAD_i64(p) _mm512_loadu_si512((const void *)(p))
 #define RG_SIMD_LOAD_u64 RG_SIMD_LOAD_i64
+#define RG_SIMD_LOAD_u8(p) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+#define RG_SIMD_LOAD_i8(p) _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
 #define RG_SIMD_LOAD_i32(p)                                                                \
     _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define RG_SIMD_LOAD_u32(p)                                                                \
@@ -754,6 +767,16 @@ RG_AVX512 RG_SIMD_ROW_FN __m512i simd_row_u32(__mmask8 k, const int *p, long lon
 {
     __m512i r = _mm512_mask_loadu_epi32(_mm512_set1_epi32((int)(uint32_t)pad), (__mmask16)k, p);
     return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r));
+}
+RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_u8(__mmask8 k, const unsigned char *p, long long pad)
+{
+    __m512i r = _mm512_mask_loadu_epi8(_mm512_set1_epi8((char)pad), (__mmask64)k, p);
+    return _mm512_cvtepu8_epi64(_mm512_castsi512_si128(r));
+}
+RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i8(__mmask8 k, const signed char *p, long long pad)
+{
+    __m512i r = _mm512_mask_loadu_epi8(_mm512_set1_epi8((char)pad), (__mmask64)k, p);
+    return _mm512_cvtepi8_epi64(_mm512_castsi512_si128(r));
 }
 #define RG_SIMD_BITS_PD(v) _mm512_castpd_si512(v)
 #define RG_SIMD_BITS_EPI64(v) (v)
@@ -812,6 +835,8 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define simd_store_i64 simd_store
 #define simd_store_i32 simd_store
 #define simd_store_u32 simd_store
+#define simd_store_u8 simd_store
+#define simd_store_i8 simd_store
 /* int64 lanes holding 32-bit values, stored as 8 of them (half a line). */
 RG_AVX512 static inline void simd_store_narrow(void *out, int64_t i, __m512i v, bool stream)
 {
@@ -899,6 +924,8 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 #define simd_lone_range_i64 arith_range_i64
 #define simd_lone_range_i32 arith_range_i32
 #define simd_lone_range_u32 arith_range_u32
+#define simd_lone_range_u8 arith_range_u8
+#define simd_lone_range_i8 arith_range_i8
 
 /* Sum (mode 0) and, where PROD, product (mode 1) of N elements of type T in
  * accumulators V of PD or EPI64 lanes.  Each segment of the tile is loaded
@@ -915,7 +942,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
  * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
  * thirty-seventh session). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
-    RG_AVX512 RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
+    RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
     {                                                                                      \
@@ -1028,7 +1055,10 @@ RG_DEFINE_SIMD_RANGE(f32, float)
     RG_DEFINE_SIMD_LOGIC(IN, IT, i64, long long, EPI64)                                    \
     RG_DEFINE_SIMD_LOGIC(IN, IT, u64, long long, EPI64)                                    \
     RG_DEFINE_SIMD_LOGIC(IN, IT, i32, int, EPI64)                                          \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64)
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64)                                          \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0)                     \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0)                       \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -1063,7 +1093,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
  * 1..63 lengths (float64; int64 0.68x to 0.91x; AMD EPYC Zen 5, paired;
  * thirty-ninth session). */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
-    RG_AVX512 RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,            \
+    RG_AVX512_##N RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,         \
                                                      const void *ov, int64_t i, int mode,  \
                                                      bool stream, bool lonely, bool narrow, \
                                                      bool pos)                             \
@@ -1111,14 +1141,14 @@ RG_DEFINE_SIMD_RANGE(f32, float)
             simd_extreme_store_##N(out, i, v, stream);                                     \
         return true;                                                                       \
     }                                                                                      \
-    RG_AVX512 RG_WINDOW bool extreme_value_body_##N##_##IN(void *out, const void *xv,      \
+    RG_AVX512_##N RG_WINDOW bool extreme_value_body_##N##_##IN(void *out, const void *xv,   \
                                                            const void *ov, int64_t i,      \
                                                            int mode, bool stream,          \
                                                            bool lonely, bool narrow)       \
     {                                                                                      \
         return extreme_body_##N##_##IN(out, xv, ov, i, mode, stream, lonely, narrow, false); \
     }                                                                                      \
-    RG_AVX512 RG_WINDOW bool extreme_pos_body_##N##_##IN(void *out, const void *xv,        \
+    RG_AVX512_##N RG_WINDOW bool extreme_pos_body_##N##_##IN(void *out, const void *xv,     \
                                                          const void *ov, int64_t i,        \
                                                          int mode, bool stream,            \
                                                          bool lonely, bool narrow)         \
@@ -1134,7 +1164,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
  * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
  * the results are the fold's. */
 #define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L)                                              \
-    RG_AVX512 RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
+    RG_AVX512_##N RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
     {                                                                                      \
@@ -1347,6 +1377,39 @@ RG_DEFINE_SIMD_LOGIC_RANGE(x32, int, 16, simd_nz_x32)
 RG_DEFINE_SIMD_INT_SUM(x64, long long, RG_SIMD_MLOAD_i64)
 RG_DEFINE_SIMD_INT_SUM(i32, int, RG_SIMD_MLOAD_i32)
 RG_DEFINE_SIMD_INT_SUM(u32, int, RG_SIMD_MLOAD_u32)
+
+/* 1-byte values 64 at a time (AVX-512BW), the lanes past e loaded as 0.
+ * Sums: each 8 bytes added into a 64-bit lane as unsigned (sad against 0),
+ * then for int8 256 taken back for each negative one.  Counts of nonzero
+ * bytes: popcnt of the test's mask. */
+RG_AVX512_BW static inline __m512i simd_bytes(const unsigned char *x, int64_t k, int64_t e)
+{
+    __mmask64 in = e - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (e - k)) - 1;
+    RG_RANGE_PREFETCH(x + k);
+    return _mm512_maskz_loadu_epi8(in, x + k);
+}
+RG_AVX512_BW static uint64_t simd_byte_sum(const unsigned char *x, int64_t b, int64_t e,
+                                           bool is_signed)
+{
+    __m512i acc = _mm512_setzero_si512();
+    uint64_t negative = 0;
+    for (int64_t k = b; k < e; k += 64) {
+        __m512i v = simd_bytes(x, k, e);
+        acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+        if (is_signed)
+            negative += (uint64_t)__builtin_popcountll(_mm512_movepi8_mask(v));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(acc) - 256 * negative;
+}
+RG_AVX512_BW static uint64_t simd_byte_count(const unsigned char *x, int64_t b, int64_t e)
+{
+    uint64_t n = 0;
+    for (int64_t k = b; k < e; k += 64) {
+        __m512i v = simd_bytes(x, k, e);
+        n += (uint64_t)__builtin_popcountll(_mm512_test_epi8_mask(v, v));
+    }
+    return n;
+}
 #endif
 
 static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum)
@@ -1358,6 +1421,13 @@ static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64
         case RG_UINT64: *sum += simd_int_sum_x64(x, b, e); return true;
         case RG_INT32: *sum += simd_int_sum_i32(x, b, e); return true;
         case RG_UINT32: *sum += simd_int_sum_u32(x, b, e); return true;
+        case RG_BOOL:
+        case RG_UINT8:
+        case RG_INT8:
+            if (!have_avx512bw())
+                return false;
+            *sum += simd_byte_sum(x, b, e, t == RG_INT8);
+            return true;
         default: break;
         }
     }
@@ -1378,6 +1448,13 @@ static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, ui
         case RG_UINT64: *count += simd_logic_range_x64(x, b, e); return true;
         case RG_INT32:
         case RG_UINT32: *count += simd_logic_range_x32(x, b, e); return true;
+        case RG_BOOL:
+        case RG_UINT8:
+        case RG_INT8:
+            if (!have_avx512bw())
+                return false;
+            *count += simd_byte_count(x, b, e);
+            return true;
         default: break;
         }
     }
@@ -1447,6 +1524,14 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     if (family == RG_FAMILY_EXTREME && content == RG_UINT32)
         return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u32)
                         : RG_SIMD_PICK(extreme_pos_tile_u32);
+    /* 1-byte values (bool as uint8; any nonzero byte counts as such) */
+    bool bytes = content == RG_BOOL || content == RG_UINT8 || content == RG_INT8;
+    if (bytes && !have_avx512bw())
+        return NULL;
+    if (family == RG_FAMILY_ARITH && mode == 0 && bytes)
+        return content == RG_INT8 ? RG_SIMD_PICK(arith_tile_i8) : RG_SIMD_PICK(arith_tile_u8);
+    if (family == RG_FAMILY_LOGIC && bytes)
+        return RG_SIMD_PICK(logic_tile_u8);
     if (family == RG_FAMILY_LOGIC) {
         switch (content) {
         case RG_FLOAT64: return RG_SIMD_PICK(logic_tile_f64);
