@@ -924,8 +924,27 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 #define simd_lone_range_i64 arith_range_i64
 #define simd_lone_range_i32 arith_range_i32
 #define simd_lone_range_u32 arith_range_u32
-#define simd_lone_range_u8 arith_range_u8
-#define simd_lone_range_i8 arith_range_i8
+/* 1-byte values' lone lanes: out of line, not compiled for AVX-512BW with
+ * their tile (clang 14 vectorised the inlined scalar loops there into code
+ * its x86 back end then failed to select: "Cannot select: X86ISD::PCMPGT").
+ * Ranges of 9 or more elements take the AVX-512BW ones anyway. */
+#define RG_DEFINE_LONE_BYTES(F, N)                                                         \
+    static __attribute__((noinline)) void simd_lone_##F##_##N(F##_acc_##N *a, const void *x, \
+                                                              int64_t b, int64_t e, int mode) \
+    {                                                                                      \
+        F##_range_##N(a, x, b, e, mode);                                                   \
+    }
+RG_DEFINE_LONE_BYTES(arith, u8)
+RG_DEFINE_LONE_BYTES(arith, i8)
+RG_DEFINE_LONE_BYTES(logic, u8)
+#define simd_lone_logic_f64 logic_range_f64
+#define simd_lone_logic_f32 logic_range_f32
+#define simd_lone_logic_i64 logic_range_i64
+#define simd_lone_logic_u64 logic_range_u64
+#define simd_lone_logic_i32 logic_range_i32
+#define simd_lone_logic_u32 logic_range_u32
+#define simd_lone_range_u8 simd_lone_arith_u8
+#define simd_lone_range_i8 simd_lone_arith_i8
 
 /* Sum (mode 0) and, where PROD, product (mode 1) of N elements of type T in
  * accumulators V of PD or EPI64 lanes.  Each segment of the tile is loaded
@@ -1174,7 +1193,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
         __m512i acc = _mm512_setzero_si512();                                              \
         logic_acc_##N lone_a = logic_ident_##N(mode);                                      \
         if (lonely) /* first, as the sums' */                                              \
-            logic_range_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);              \
+            simd_lone_logic_##N(&lone_a, xv, o[i + lone], o[i + lone + 1], mode);          \
         (void)span;                                                                        \
         if (unit) {                                                                        \
             RG_SIMD_LOGIC_COL_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);        \
