@@ -27,7 +27,19 @@ typedef struct options {
     int recheck;        /* every op's offsets changed before it (its check runs) */
     char strategies[128]; /* those timed, or "all" */
     int variants;       /* offsets drawn this many times, taken in turn (per-element ops) */
+    char values[128];   /* the reductions' value dtypes */
 } options;
+
+/* The --values dtypes, and the suffixes of their rows' op names. */
+static const struct {
+    const char *name, *suffix;
+    rg_dtype t;
+} value_types[] = {{"float64", "", RG_FLOAT64},
+                   {"float32", ".f32", RG_FLOAT32},
+                   {"int64", ".i64", RG_INT64},
+                   {"int32", ".i32", RG_INT32},
+                   {"bool", ".bool", RG_BOOL}};
+enum { NVALUE_TYPES = sizeof value_types / sizeof *value_types };
 
 static void usage(FILE *f)
 {
@@ -35,15 +47,19 @@ static void usage(FILE *f)
             "usage: ragged_bench [--backends openmp,opencl] [--sizes N,...] [--dists D,...]\n"
             "                    [--ops OP,...] [--reps R] [--csv FILE] [--dump DIR]\n"
             "                    [--recheck 0|1] [--strategies S,...] [--variants K]\n"
+            "                    [--values T,...]\n"
             "  sizes: element counts, e.g. 65536,1048576,16777216,134217728 (k/M suffixes ok)\n"
             "  dists: short medium long powerlaw halfempty ones huge mid\n"
             "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
-            "         sum min argmax compose nested_parents segment_nonzero list_append segd\n"
+            "         sum min argmax any compose nested_parents segment_nonzero list_append\n"
+            "         segd (any: only when asked for)\n"
+            "  values: the reductions' dtypes, float64 (default) float32 int64 int32 bool\n"
             "  strategies: all (default) or some of auto bsearch per-segment flood merge-path\n"
             "         (the reductions' policies: auto per-segment merge-path)\n"
             "Medians of R runs (default 5) after one warm-up (one run where the first\n"
             "run after it took over 0.25 s); int64 offsets and outputs;\n"
-            "reductions over float64 values, against a plain sum of the same values.\n"
+            "reductions over float64 values (or those of --values: rows sum.f32 and so\n"
+            "on), against a plain sum of the same values.\n"
             "Offsets that passed a check are not checked again until written, so repeated\n"
             "ops skip it; --recheck 1 writes offsets[0] before every op, which times each\n"
             "op with its check (offsets_check times the check alone).\n"
@@ -94,6 +110,7 @@ static void parse_options(int argc, char **argv, options *o)
     o->recheck = 0;
     o->variants = 1;
     snprintf(o->strategies, sizeof o->strategies, "all");
+    snprintf(o->values, sizeof o->values, "float64");
     o->csv = NULL;
     o->dump = NULL;
     for (int i = 1; i < argc; i++) {
@@ -125,6 +142,8 @@ static void parse_options(int argc, char **argv, options *o)
             snprintf(o->strategies, sizeof o->strategies, "%s", v);
         else if (!strcmp(a, "--variants"))
             o->variants = atoi(v);
+        else if (!strcmp(a, "--values"))
+            snprintf(o->values, sizeof o->values, "%s", v);
         else
             die("unknown option %s (--help)", a);
     }
@@ -132,6 +151,16 @@ static void parse_options(int argc, char **argv, options *o)
         die("--reps must be at least 1");
     if (o->variants < 1 || o->variants > 64)
         die("--variants must be 1 to 64");
+    char values[sizeof o->values];
+    snprintf(values, sizeof values, "%s", o->values);
+    for (char *save = NULL, *tok = strtok_r(values, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int v = 0;
+        while (v < NVALUE_TYPES && strcmp(value_types[v].name, tok))
+            v++;
+        if (v == NVALUE_TYPES)
+            die("unknown --values dtype %s (--help)", tok);
+    }
 }
 
 /* ---- data ------------------------------------------------------------------- */
@@ -670,26 +699,41 @@ static void bench_nonzero(const options *o, const char *backend, int64_t n)
  * OpenMP threads in this program (openmp), or the backend's own reduction
  * of one segment holding everything (opencl).  A job, so that it can be
  * timed in turns with the reductions. */
-static const double *g_plain_values;
+static const void *g_plain_values;
+static rg_dtype g_plain_dtype;
 static int64_t g_plain_n;
 static volatile double g_plain_sink; /* volatile: a sum nobody reads could be dropped */
+
+/* floats summed in double, integers in int64, as the library does */
+#define PLAIN_SUM(T, S)                                                                    \
+    do {                                                                                   \
+        const T *x = g_plain_values;                                                       \
+        S s = 0;                                                                           \
+        _Pragma("omp parallel for reduction(+ : s) schedule(static)")                      \
+        for (int64_t k = 0; k < g_plain_n; k++)                                            \
+            s += (S)x[k];                                                                  \
+        g_plain_sink = (double)s;                                                          \
+    } while (0)
 
 static rg_status run_plain_sum(job *j)
 {
     (void)j;
-    const double *values = g_plain_values;
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (int64_t k = 0; k < g_plain_n; k++)
-        s += values[k];
-    g_plain_sink = s;
+    switch (g_plain_dtype) {
+    case RG_FLOAT32: PLAIN_SUM(float, double); break;
+    case RG_INT64: PLAIN_SUM(int64_t, int64_t); break;
+    case RG_INT32: PLAIN_SUM(int32_t, int64_t); break;
+    case RG_BOOL: PLAIN_SUM(uint8_t, int64_t); break;
+    default: PLAIN_SUM(double, double); break;
+    }
     return RG_OK;
 }
 
-static job plain_sum_job(const char *backend, const double *values, rg_array *content, int64_t n)
+static job plain_sum_job(const char *backend, const void *values, rg_dtype vt,
+                         rg_array *content, int64_t n)
 {
     if (!strcmp(backend, "openmp")) {
         g_plain_values = values;
+        g_plain_dtype = vt;
         g_plain_n = n;
         return (job){.fn = run_plain_sum};
     }
@@ -697,7 +741,7 @@ static job plain_sum_job(const char *backend, const double *values, rg_array *co
     job j = {.scratch = content, .op = RG_REDUCE_SUM, .policy = RG_REDUCE_POLICY_AUTO,
              .fn = run_reduce};
     check(rg_array_from_host(&j.offsets, g_ctx, RG_INT64, whole, 2), "offsets");
-    j.out = new_array(RG_FLOAT64, 1);
+    j.out = new_array(rg_reduce_dtype(RG_REDUCE_SUM, vt), 1);
     return j;
 }
 
@@ -707,40 +751,66 @@ static void plain_sum_job_free(job *j)
     rg_array_free(j->offsets);
 }
 
-/* Segmented sum, min and argmax of float64 values; byte model: values read
- * (8n), offsets read (8 (nsegs + 1)), results written (8 nsegs). */
-static void bench_reduce(const options *o, const char *backend, int d, int64_t n)
+
+/* n values of dtype t from uniform [0, 1) draws: floats as they are,
+ * integers in [-2^19, 2^19), bool true for a quarter. */
+static void *make_values(rg_dtype t, int64_t n)
 {
-    static const rg_reduce_op ops[] = {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX};
+    size_t size = rg_dtype_size(t);
+    unsigned char *v = malloc((size_t)n * size + 1);
+    if (!v)
+        die("out of memory");
+    uint64_t seed = 7;
+    for (int64_t k = 0; k < n; k++) {
+        double u = uniform01(&seed);
+        switch (t) {
+        case RG_FLOAT32: ((float *)(void *)v)[k] = (float)u; break;
+        case RG_INT64: ((int64_t *)(void *)v)[k] = (int64_t)(u * 1048576) - 524288; break;
+        case RG_INT32: ((int32_t *)(void *)v)[k] = (int32_t)(u * 1048576) - 524288; break;
+        case RG_BOOL: v[k] = u < 0.25; break;
+        default: ((double *)(void *)v)[k] = u; break;
+        }
+    }
+    return v;
+}
+
+/* Segmented sum, min, argmax (and any, when asked for) of values of dtype
+ * vt (suffix: added to the rows' op names); byte model: values read (n of
+ * their size), offsets read (8 (nsegs + 1)), results written (nsegs of
+ * theirs). */
+static void bench_reduce_of(const options *o, const char *backend, int d, int64_t n,
+                            rg_dtype vt, const char *suffix)
+{
+    static const rg_reduce_op ops[] = {RG_REDUCE_SUM, RG_REDUCE_MIN, RG_REDUCE_ARGMAX,
+                                       RG_REDUCE_ANY};
     static const rg_reduce_policy policies[] = {RG_REDUCE_POLICY_AUTO,
                                                 RG_REDUCE_POLICY_MERGE_PATH,
                                                 RG_REDUCE_POLICY_PER_SEGMENT};
     size_t nsegs;
     int64_t *len = make_lengths(d, n, 0, &nsegs);
-    double *values = malloc((size_t)n * sizeof *values);
-    if (!values)
-        die("out of memory");
-    uint64_t seed = 7;
-    for (int64_t k = 0; k < n; k++)
-        values[k] = uniform01(&seed);
+    void *values = make_values(vt, n);
+    double size = (double)rg_dtype_size(vt);
     job j = {0};
     rg_array *lengths;
     check(rg_array_from_host(&lengths, g_ctx, RG_INT64, len, nsegs), "lengths");
     free(len);
     j.offsets = new_array(RG_INT64, nsegs + 1);
     check(rg_offsets_from_lengths(j.offsets, lengths), "offsets");
-    check(rg_array_from_host(&j.scratch, g_ctx, RG_FLOAT64, values, (size_t)n), "values");
-    job plain = plain_sum_job(backend, values, j.scratch, n);
-    rg_array *tmp = new_array(RG_FLOAT64, (size_t)n), *copy_src = j.scratch;
+    check(rg_array_from_host(&j.scratch, g_ctx, vt, values, (size_t)n), "values");
+    job plain = plain_sum_job(backend, values, vt, j.scratch, n);
+    rg_array *tmp = new_array(vt, (size_t)n), *copy_src = j.scratch;
     job c = {.out = tmp, .scratch = copy_src, .fn = run_copy};
-    double copy_gbps = 2.0 * 8.0 * (double)n / time_job(&c, o->reps) * 1e-9;
+    double copy_gbps = 2.0 * size * (double)n / time_job(&c, o->reps) * 1e-9;
     rg_array_free(tmp);
     j.fn = run_reduce;
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
         if (!has_word(o->ops, rg_reduce_op_name(ops[k])))
             continue;
+        char op_name[32];
+        snprintf(op_name, sizeof op_name, "%s%s", rg_reduce_op_name(ops[k]), suffix);
+        rg_dtype out_t = rg_reduce_dtype(ops[k], vt);
         j.op = ops[k];
-        j.out = new_array(rg_reduce_dtype(ops[k], RG_FLOAT64), nsegs);
+        j.out = new_array(out_t, nsegs);
         double best = 0, fixed[3] = {0};
         rg_reduce_policy chosen = RG_REDUCE_POLICY_AUTO, best_policy = RG_REDUCE_POLICY_AUTO;
         for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
@@ -748,7 +818,7 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
                 continue;
             j.policy = policies[p];
             char label[48];
-            row r = {backend, rg_reduce_op_name(ops[k]), dist_names[d], label, "sum", n, nsegs,
+            row r = {backend, op_name, dist_names[d], label, "sum", n, nsegs,
                      0, 0, 0, copy_gbps, 0};
             paired pt = time_paired(&j, &plain, o->reps);
             r.seconds = pt.op;
@@ -756,7 +826,8 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
             r.ratio = pt.ratio;
             snprintf(label, sizeof label, "%s%s%s", rg_reduce_policy_name(policies[p]),
                      p == 0 ? "=" : "", p == 0 ? rg_reduce_policy_name(j.used_policy) : "");
-            r.bytes = 8.0 * (double)n + 8.0 * (double)(nsegs + 1) + 8.0 * (double)nsegs;
+            r.bytes = size * (double)n + 8.0 * (double)(nsegs + 1) +
+                      (double)rg_dtype_size(out_t) * (double)nsegs;
             report(&r);
             if (p == 0)
                 chosen = j.used_policy;
@@ -771,8 +842,8 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
             job other = j;
             other.policy = best_policy;
             j.policy = chosen;
-            report_auto(&j, &other, chosen != best_policy, o->reps, backend,
-                        rg_reduce_op_name(ops[k]), dist_names[d], rg_reduce_policy_name(chosen),
+            report_auto(&j, &other, chosen != best_policy, o->reps, backend, op_name,
+                        dist_names[d], rg_reduce_policy_name(chosen),
                         rg_reduce_policy_name(best_policy));
         }
         rg_array_free(j.out);
@@ -782,6 +853,13 @@ static void bench_reduce(const options *o, const char *backend, int d, int64_t n
     rg_array_free(j.offsets);
     rg_array_free(lengths);
     free(values);
+}
+
+static void bench_reduce(const options *o, const char *backend, int d, int64_t n)
+{
+    for (int v = 0; v < NVALUE_TYPES; v++)
+        if (has_word(o->values, value_types[v].name))
+            bench_reduce_of(o, backend, d, n, value_types[v].t, value_types[v].suffix);
 }
 
 /* ---- the other primitives ---------------------------------------------------- */
@@ -1104,7 +1182,7 @@ int main(int argc, char **argv)
                        "ceiling,ceiling_s,ratio,copy_gbps,frac_of_copy\n");
     }
     printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
-           "/ time, 8-byte elements; ratio = median of time / time of the ceiling run just "
+           "/ time, 8-byte elements (reductions' values: of --values); ratio = median of time / time of the ceiling run just "
            "before it (a fill of the same output, or a plain sum of the same values) on the "
            "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.  %s",
            rg_version_string(), o.reps,
