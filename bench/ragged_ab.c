@@ -16,10 +16,11 @@
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax,
  * count_nonzero, any, all (of float64 values v in [-0.5, 0.5), float32 ones
  * rounded from them, int64 or int32 values i in [-2^20, 2^20), int8 ones
- * i % 128, or bool ones v < 0.25; --int64 is --values int64), parents, local_index, starts (automatic strategy and
- * policy), from_lengths (offsets from the file's lengths as int64),
- * segment_nonzero (of float64 values, half of them zero; its two new
- * results are freed after each run but the last), nonzero1, nonzero50 and
+ * i % 128, or bool ones v < 0.25; --int64 is --values int64), parents,
+ * local_index, starts (automatic strategy and policy), from_lengths
+ * (offsets from the file's lengths as int64), segment_nonzero (of float64
+ * values, half of them zero; its two new results are freed after each run
+ * but the last), nonzero1, nonzero50 and
  * nonzero99 (rg_nonzero_into of the content as 1-D float64 values, 1%, 50%
  * or 99% of them non-zero, into room for a row per element; float64 values
  * only; any lengths file of the wanted element count will do).
@@ -329,9 +330,10 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...] "
-                        "[--values float64|float32|int64|int32|int8|bool] [--offsets32] LENGTHS...\n  ops: sum prod min max argmin argmax "
-                        "count_nonzero any all parents "
-                        "local_index starts from_lengths segment_nonzero nonzero1 nonzero50 nonzero99\n"
+                        "[--values float64|float32|int64|int32|int8|bool] [--offsets32] "
+                        "LENGTHS...\n  ops: sum prod min max argmin argmax count_nonzero any "
+                        "all parents local_index starts from_lengths segment_nonzero nonzero1 "
+                        "nonzero50 nonzero99\n"
                         "  (default: sum min argmax parents)\n");
         return 2;
     }

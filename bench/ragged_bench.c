@@ -1182,9 +1182,10 @@ int main(int argc, char **argv)
                        "ceiling,ceiling_s,ratio,copy_gbps,frac_of_copy\n");
     }
     printf("ragged %s benchmark: medians of %d runs; GB/s = (offsets read + output written) "
-           "/ time, 8-byte elements (reductions' values: of --values); ratio = median of time / time of the ceiling run just "
-           "before it (a fill of the same output, or a plain sum of the same values) on the "
-           "same backend; 'of copy' = GB/s / GB/s of a copy of n elements.  %s",
+           "/ time, 8-byte elements (reductions' values: of --values); ratio = median of "
+           "time / time of the ceiling run just before it (a fill of the same output, or a "
+           "plain sum of the same values) on the same backend; 'of copy' = GB/s / GB/s of a "
+           "copy of n elements.  %s",
            rg_version_string(), o.reps,
            o.recheck ? "Offsets written before every op: each op includes its offsets check."
                      : "Offsets checked once: repeated ops on them skip the check "

@@ -491,17 +491,19 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
 /* ------------------------------------------------------------------------
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
  * float64 or float32 (sum, prod, min, max, argmin, argmax, count_nonzero,
- * any, all) or of int64, uint64, int32 or uint32 values (the same but prod)
- * is reduced in the 8 lanes of a register, lane j holding segment j (32-bit
- * values widened to 64 bits, exactly: float32 min and argmax took 0.22x to
- * 0.48x the time of the windows on short, medium, power-law and half-empty
- * lengths, Intel Xeon, paired; BENCHMARKS.md): each
- * segment is loaded as rows and the rows transposed into columns, column m
- * holding element m of every segment (below).  Each lane still folds its
- * segment left to right, so the results are the bits of the windows above,
- * which cost about 11 cycles per segment of 0 to 15 elements
- * (BENCHMARKS.md).  The tile's results are one 64-byte
- * line (float32: half a line), streamed when the output is large.  Tiles
+ * any, all), of int64, uint64, int32 or uint32 values (the same but prod),
+ * or, where it also has AVX-512BW, of bool, int8 or uint8 values (sum,
+ * count_nonzero, any, all) is reduced in the 8 lanes of a register, lane j
+ * holding segment j (narrower values widened to 64 bits, exactly: float32
+ * min and argmax took 0.30x to 0.48x the time of the windows on short,
+ * power-law and half-empty lengths; Intel Xeon, paired, BENCHMARKS.md):
+ * each segment is loaded as rows and the rows transposed into columns,
+ * column m holding element m of every segment (below).  Each lane still
+ * folds its segment left to right, so the results are the bits of the
+ * windows above, which cost about 11 cycles per segment of 0 to 15
+ * elements (BENCHMARKS.md).  The tile's results are one 64-byte line
+ * (32-bit results: half a line; any and all: 8 bytes), streamed when the
+ * output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
  * lone lane, below), and float min/max tiles with a NaN outside it (whose
  * rules the fold keeps), go to the windows.
@@ -1212,7 +1214,8 @@ RG_DEFINE_LONE_BYTES(logic, u8)
     (acc = _mm512_mask_add_epi64(                                                          \
          acc, _mm512_cmp_pd_mask(_mm512_castsi512_pd(y), _mm512_setzero_pd(), _CMP_NEQ_UQ), \
          acc, inc))
-#define RG_SIMD_LOGIC_COL_EPI64(y, c) (acc = _mm512_mask_add_epi64(acc, _mm512_test_epi64_mask(y, y), acc, inc))
+#define RG_SIMD_LOGIC_COL_EPI64(y, c)                                                      \
+    (acc = _mm512_mask_add_epi64(acc, _mm512_test_epi64_mask(y, y), acc, inc))
 
 /* Column c of the rows, y, taken into the extremes v and positions at. */
 #define RG_SIMD_EXTREME_COL(S, y, c)                                                       \
