@@ -1062,9 +1062,9 @@ START_TEST(test_reduce_lone_lanes)
     int64_t *len = lengths_by(nsegs, 17, lone_length);
     static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
                                         RG_REDUCE_ARGMAX};
-    static const rg_dtype types[6] = {RG_FLOAT64, RG_INT64, RG_UINT64,
-                                      RG_FLOAT32, RG_INT32, RG_UINT32};
-    for (int t = 0; t < 6; t++)
+    static const rg_dtype types[9] = {RG_FLOAT64, RG_INT64, RG_UINT64, RG_FLOAT32, RG_INT32,
+                                      RG_UINT32,  RG_UINT8, RG_INT8,   RG_BOOL};
+    for (int t = 0; t < 9; t++)
         for (int ot = 0; ot < 2; ot++)
             check_ops_on(ctx, types[t], ot ? RG_INT32 : RG_INT64, len, nsegs, ops, 4, policy,
                          1, 90 + (uint64_t)(2 * t + ot), "lone lanes");
@@ -1151,9 +1151,9 @@ START_TEST(test_reduce_tile_blocks)
 }
 END_TEST
 
-/* min, max, argmin and argmax of 32-bit values at the limits of their type
- * (which are the identities: the AVX-512 tiles pad rows with them and widen
- * the values to 64-bit lanes), with ties, on the lengths of the lone-lane
+/* min, max, argmin and argmax of 32-bit and 1-byte values at the limits of
+ * their type (which are the identities: the AVX-512 tiles pad rows with
+ * them and widen the values to 64-bit lanes), and of bool, with ties, on the lengths of the lone-lane
  * and tile-block tests (rows, pairs, lone lanes, refused tiles) and long
  * segments (lanes), int32 and int64 offsets; float32 with infinities,
  * signed zeros and a NaN now and then. */
@@ -1166,10 +1166,14 @@ START_TEST(test_reduce_extreme_limits)
     static const double i32v[6] = {INT32_MIN, INT32_MIN + 1.0, -1, 0, INT32_MAX - 1.0, INT32_MAX};
     static const double u32v[6] = {0, 1, 2147483648.0, 2147483647.0, UINT32_MAX - 1.0, UINT32_MAX};
     static const double f32v[6] = {-INFINITY, -FLT_MAX, -0.0, 0.0, FLT_MAX, INFINITY};
+    static const double u8v[6] = {0, 1, 127, 128, 254, 255};
+    static const double i8v[6] = {-128, -127, -1, 0, 126, 127};
+    static const double b8v[6] = {0, 0, 1, 0, 1, 1};
     static const struct {
         rg_dtype t;
         const double *v;
-    } types[3] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v}};
+    } types[6] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v},
+                  {RG_UINT8, u8v},  {RG_INT8, i8v},   {RG_BOOL, b8v}};
     int64_t (*const rules[2])(size_t, uint64_t) = {lone_length, block_length};
     for (int l = 0; l < 3; l++) {
         size_t nsegs = l < 2 ? 8 * 8 * 8 * 5 + 3 : 40;
@@ -1182,7 +1186,7 @@ START_TEST(test_reduce_extreme_limits)
         }
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < 6; d++) {
             rg_dtype t = types[d].t;
             rg_array *offsets =
                 test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);

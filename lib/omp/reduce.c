@@ -492,8 +492,8 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
  * float64 or float32 (sum, prod, min, max, argmin, argmax, count_nonzero,
  * any, all), of int64, uint64, int32 or uint32 values (the same but prod),
- * or, where it also has AVX-512BW, of bool, int8 or uint8 values (sum,
- * count_nonzero, any, all) is reduced in the 8 lanes of a register, lane j
+ * or, where it also has AVX-512BW, of bool, int8 or uint8 values (the same
+ * but prod, and bool's min and max) is reduced in the 8 lanes of a register, lane j
  * holding segment j (narrower values widened to 64 bits, exactly: float32
  * min and argmax took 0.30x to 0.48x the time of the windows on short,
  * power-law and half-empty lengths; Intel Xeon, paired, BENCHMARKS.md):
@@ -849,6 +849,16 @@ RG_AVX512 static inline void simd_store_narrow(void *out, int64_t i, __m512i v, 
     else
         _mm256_storeu_si256(at, r);
 }
+/* int64 lanes holding 1-byte values, stored as 8 bytes. */
+RG_AVX512 static inline void simd_store_bytes(void *out, int64_t i, __m512i v, bool stream)
+{
+    long long bytes = _mm_cvtsi128_si64(_mm512_cvtepi64_epi8(v));
+    void *at = (uint8_t *)out + i;
+    if (stream)
+        _mm_stream_si64((long long *)at, bytes);
+    else
+        memcpy(at, &bytes, sizeof bytes);
+}
 /* The stores of logic tiles: count_nonzero's counts (mode 0), or a byte per
  * segment: any (1) where its count is above 0, all (2) where it is len. */
 RG_AVX512 static inline void simd_store_logic(void *out, int64_t i, __m512i count, __m512i len,
@@ -860,13 +870,7 @@ RG_AVX512 static inline void simd_store_logic(void *out, int64_t i, __m512i coun
     }
     __mmask8 yes = mode == 1 ? _mm512_test_epi64_mask(count, count)
                              : _mm512_cmpeq_epi64_mask(count, len);
-    long long bytes =
-        _mm_cvtsi128_si64(_mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64(yes, _mm512_set1_epi64(1))));
-    void *at = (uint8_t *)out + i;
-    if (stream)
-        _mm_stream_si64((long long *)at, bytes);
-    else
-        memcpy(at, &bytes, sizeof bytes);
+    simd_store_bytes(out, i, _mm512_maskz_mov_epi64(yes, _mm512_set1_epi64(1)), stream);
 }
 /* The stores of min and max tiles: the values in their own type. */
 #define simd_extreme_store_f64 simd_store_f64
@@ -875,6 +879,8 @@ RG_AVX512 static inline void simd_store_logic(void *out, int64_t i, __m512i coun
 #define simd_extreme_store_u64 simd_store
 #define simd_extreme_store_i32 simd_store_narrow
 #define simd_extreme_store_u32 simd_store_narrow
+#define simd_extreme_store_u8 simd_store_bytes
+#define simd_extreme_store_i8 simd_store_bytes
 
 /* The lone lane's fold of float64 or float32 x[b .. e) (N), in double: the
  * operations of arith_range_N in the same order (8 interleaved lanes from
@@ -939,6 +945,14 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 RG_DEFINE_LONE_BYTES(arith, u8)
 RG_DEFINE_LONE_BYTES(arith, i8)
 RG_DEFINE_LONE_BYTES(logic, u8)
+RG_DEFINE_LONE_BYTES(extreme, u8)
+RG_DEFINE_LONE_BYTES(extreme, i8)
+#define simd_lone_extreme_f64 extreme_range_f64
+#define simd_lone_extreme_f32 extreme_range_f32
+#define simd_lone_extreme_i64 extreme_range_i64
+#define simd_lone_extreme_u64 extreme_range_u64
+#define simd_lone_extreme_i32 extreme_range_i32
+#define simd_lone_extreme_u32 extreme_range_u32
 #define simd_lone_logic_f64 logic_range_f64
 #define simd_lone_logic_f32 logic_range_f32
 #define simd_lone_logic_i64 logic_range_i64
@@ -1079,7 +1093,11 @@ RG_DEFINE_LONE_BYTES(logic, u8)
     RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64)                                          \
     RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0)                     \
     RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0)                       \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64)
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64)                                 \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, u8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
+                           UINT8_MAX, 0)                                                   \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, i8, signed char, __m512i, epi64, _mm512_set1_epi64,     \
+                           INT8_MIN, INT8_MAX, 0)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -1141,7 +1159,7 @@ RG_DEFINE_LONE_BYTES(logic, u8)
         extreme_acc_##N lone_a = extreme_ident_##N(mode);                                  \
         int64_t lone_b = lonely ? (int64_t)o[i + lone] : 0;                                \
         if (lonely) /* first: the rows then find the elements after it streamed in */      \
-            extreme_range_##N(&lone_a, xv, lone_b, o[i + lone + 1], mode);                 \
+            simd_lone_extreme_##N(&lone_a, xv, lone_b, o[i + lone + 1], mode);             \
         /* Column 0 takes the lanes' first elements (those of segments not                 \
          * empty), a later column only strictly better ones: the padding, the              \
          * identity, never is.  A NaN (never padding) sends the tile to the                \
@@ -1554,6 +1572,14 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return content == RG_INT8 ? RG_SIMD_PICK(arith_tile_i8) : RG_SIMD_PICK(arith_tile_u8);
     if (family == RG_FAMILY_LOGIC && bytes)
         return RG_SIMD_PICK(logic_tile_u8);
+    /* bool's min and max have identities (1, 0) that are not uint8's: the
+     * windows keep them; its positions are uint8's */
+    if (family == RG_FAMILY_EXTREME && bytes)
+        return content == RG_INT8 ? (mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i8)
+                                              : RG_SIMD_PICK(extreme_pos_tile_i8))
+               : mode >= 2        ? RG_SIMD_PICK(extreme_pos_tile_u8)
+               : content == RG_UINT8 ? RG_SIMD_PICK(extreme_value_tile_u8)
+                                     : NULL;
     if (family == RG_FAMILY_LOGIC) {
         switch (content) {
         case RG_FLOAT64: return RG_SIMD_PICK(logic_tile_f64);
