@@ -1151,12 +1151,33 @@ START_TEST(test_reduce_tile_blocks)
 }
 END_TEST
 
+/* Lengths for the tests of the AVX-512 tiles and ranges below: those of the
+ * lone-lane test (case 0) and of the tile-block test (1), long ones (2;
+ * ranges from 9 elements, with tails) or all 1 (3). */
+static int64_t long_length(size_t i, uint64_t r)
+{
+    (void)r;
+    return (int64_t)(i * 37 % 300);
+}
+static int64_t unit_length(size_t i, uint64_t r)
+{
+    (void)i, (void)r;
+    return 1;
+}
+static int64_t *tile_case_lengths(int c, uint64_t seed, size_t *nsegs)
+{
+    int64_t (*const rules[4])(size_t, uint64_t) = {lone_length, block_length, long_length,
+                                                   unit_length};
+    *nsegs = c == 2 ? 40 : 8 * 8 * 8 * 5 + 3;
+    return lengths_by(*nsegs, seed, rules[c]);
+}
+
 /* min, max, argmin and argmax of 32-bit and 1-byte values at the limits of
  * their type (which are the identities: the AVX-512 tiles pad rows with
- * them and widen the values to 64-bit lanes), and of bool, with ties, on the lengths of the lone-lane
- * and tile-block tests (rows, pairs, lone lanes, refused tiles) and long
- * segments (lanes), int32 and int64 offsets; float32 with infinities,
- * signed zeros and a NaN now and then. */
+ * them and widen the values to 64-bit lanes), and of bool, with ties, on
+ * the lengths of the lone-lane and tile-block tests (rows, pairs, lone
+ * lanes, refused tiles) and long segments (lanes), int32 and int64
+ * offsets; float32 with infinities, signed zeros and a NaN now and then. */
 START_TEST(test_reduce_extreme_limits)
 {
     TEST_CONTEXT(ctx, backend_of(_i));
@@ -1174,16 +1195,9 @@ START_TEST(test_reduce_extreme_limits)
         const double *v;
     } types[6] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v},
                   {RG_UINT8, u8v},  {RG_INT8, i8v},   {RG_BOOL, b8v}};
-    int64_t (*const rules[2])(size_t, uint64_t) = {lone_length, block_length};
     for (int l = 0; l < 3; l++) {
-        size_t nsegs = l < 2 ? 8 * 8 * 8 * 5 + 3 : 40;
-        int64_t *len = l < 2 ? lengths_by(nsegs, 31 + (uint64_t)l, rules[l]) : NULL;
-        if (l == 2) { /* long: lanes from 9 elements, with a tail */
-            len = malloc(nsegs * sizeof *len);
-            ck_assert_ptr_nonnull(len);
-            for (size_t i = 0; i < nsegs; i++)
-                len[i] = (int64_t)(i * 37 % 300);
-        }
+        size_t nsegs;
+        int64_t *len = tile_case_lengths(l, 31 + (uint64_t)l, &nsegs);
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
         for (int d = 0; d < 6; d++) {
@@ -1219,10 +1233,10 @@ END_TEST
 /* count_nonzero, any and all (the OpenMP AVX-512 tiles count in 64-bit
  * lanes, floats widened): segments all zero (-0.0 among them), all
  * nonzero (NaN among them) or mixed, in turn by chance, so that any and all
- * go both ways; the lengths of the lone-lane and tile-block tests, and
- * all-length-1 ones; every dtype the tiles take (the 1-byte ones where the
- * CPU has AVX-512BW) and int16, which they do not;
- * int32 and int64 offsets. */
+ * go both ways; the lengths of the lone-lane and tile-block tests, long
+ * ones and all-length-1 ones; every dtype the tiles take (the 1-byte ones
+ * where the CPU has AVX-512BW) and int16, which they do not; int32 and
+ * int64 offsets. */
 START_TEST(test_reduce_logic_tiles)
 {
     TEST_CONTEXT(ctx, backend_of(_i));
@@ -1230,14 +1244,9 @@ START_TEST(test_reduce_logic_tiles)
     static const rg_reduce_op ops[3] = {RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
     static const rg_dtype types[10] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64, RG_INT32,
                                        RG_UINT32,  RG_BOOL,    RG_UINT8, RG_INT8,   RG_INT16};
-    for (int l = 0; l < 3; l++) {
-        size_t nsegs = 8 * 8 * 8 * 5 + 3;
-        int64_t *len = l == 0 ? lengths_by(nsegs, 51, lone_length)
-                       : l == 1 ? lengths_by(nsegs, 52, block_length)
-                                : malloc(nsegs * sizeof *len);
-        ck_assert_ptr_nonnull(len);
-        for (size_t i = 0; l == 2 && i < nsegs; i++)
-            len[i] = 1;
+    for (int l = 0; l < 4; l++) {
+        size_t nsegs;
+        int64_t *len = tile_case_lengths(l, 51 + (uint64_t)l, &nsegs);
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
         for (int d = 0; d < 10; d++) {
@@ -1262,8 +1271,10 @@ START_TEST(test_reduce_logic_tiles)
             ck_assert_int_eq(rg_array_from_host(&content, ctx, t, xh, n), RG_OK);
             for (int o = 0; o < 3; o++)
                 check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
-                         l == 0 ? "logic, lone lanes" : l == 1 ? "logic, tile blocks"
-                                                        : "logic, all length 1");
+                         l == 0   ? "logic, lone lanes"
+                         : l == 1 ? "logic, tile blocks"
+                         : l == 2 ? "logic, long segments"
+                                  : "logic, all length 1");
             rg_array_free(content);
             rg_array_free(offsets);
             free(xh);

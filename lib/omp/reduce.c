@@ -1286,7 +1286,7 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
  * which is the fold's first position.  Four accumulators, as one waited on
  * its compare every 8 elements: on one huge segment, argmax ran at a fifth
  * of the memory's bandwidth. */
-#define RG_SIMD_EXTREME_SCAN(N, S, CMP, V)                                                    \
+#define RG_SIMD_EXTREME_SCAN(N, S, CMP, V)                                                 \
     for (; k + 32 <= e; k += 32) {                                                         \
         RG_UNROLL for (int a = 0; a < 4; a++) {                                            \
             RG_RANGE_PREFETCH(x + k + 8 * a);                                              \
@@ -1323,9 +1323,9 @@ RG_DEFINE_SIMD_TILES(i64, int64_t)
         __mmask8 nan = RG_SIMD_NAN_##S(0xff, v[0]);                                        \
         int64_t k = b + 8;                                                                 \
         if (is_max) {                                                                      \
-            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_GT_##S, V)                                     \
+            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_GT_##S, V)                                  \
         } else {                                                                           \
-            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_LT_##S, V)                                     \
+            RG_SIMD_EXTREME_SCAN(N, S, RG_SIMD_LT_##S, V)                                  \
         }                                                                                  \
         if (nan)                                                                           \
             return false;                                                                  \
@@ -1393,9 +1393,7 @@ RG_DEFINE_SIMD_LOGIC_RANGE(f64, double, 8, simd_nz_f64)
 RG_DEFINE_SIMD_LOGIC_RANGE(f32, float, 16, simd_nz_f32)
 RG_DEFINE_SIMD_LOGIC_RANGE(x64, long long, 8, simd_nz_x64)
 RG_DEFINE_SIMD_LOGIC_RANGE(x32, int, 16, simd_nz_x32)
-#endif
 
-#if RG_HAVE_SIMD_TILES
 /* The sum of x[b .. e) in two accumulators of 8 64-bit lanes, 16 elements at
  * a time (32-bit ones sign- or zero-extended by LOAD).  The second half's
  * address is an integer: it may lie past the content, where no lane reads. */
@@ -1452,56 +1450,47 @@ RG_AVX512_BW static uint64_t simd_byte_count(const unsigned char *x, int64_t b, 
 }
 #endif
 
-static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum)
+/* The count of nonzero elements (count) or the sum of x[b .. e) of dtype t,
+ * added to *acc, in AVX-512 lanes; false where there are none for t. */
+static bool simd_count_or_sum(bool count, rg_dtype t, const void *x, int64_t b, int64_t e,
+                              uint64_t *acc)
 {
 #if RG_HAVE_SIMD_TILES
-    if (have_avx512()) {
-        switch (t) {
-        case RG_INT64:
-        case RG_UINT64: *sum += simd_int_sum_x64(x, b, e); return true;
-        case RG_INT32: *sum += simd_int_sum_i32(x, b, e); return true;
-        case RG_UINT32: *sum += simd_int_sum_u32(x, b, e); return true;
-        case RG_BOOL:
-        case RG_UINT8:
-        case RG_INT8:
-            if (!have_avx512bw())
-                return false;
-            *sum += simd_byte_sum(x, b, e, t == RG_INT8);
-            return true;
-        default: break;
-        }
+    if (!have_avx512())
+        return false;
+    uint64_t r;
+    switch (t) {
+    case RG_FLOAT64: r = simd_logic_range_f64(x, b, e); break; /* counts only */
+    case RG_FLOAT32: r = simd_logic_range_f32(x, b, e); break;
+    case RG_INT64:
+    case RG_UINT64: r = count ? simd_logic_range_x64(x, b, e) : simd_int_sum_x64(x, b, e); break;
+    case RG_INT32: r = count ? simd_logic_range_x32(x, b, e) : simd_int_sum_i32(x, b, e); break;
+    case RG_UINT32: r = count ? simd_logic_range_x32(x, b, e) : simd_int_sum_u32(x, b, e); break;
+    case RG_BOOL:
+    case RG_UINT8:
+    case RG_INT8:
+        if (!have_avx512bw())
+            return false;
+        r = count ? simd_byte_count(x, b, e) : simd_byte_sum(x, b, e, t == RG_INT8);
+        break;
+    default: return false;
     }
+    *acc += r;
+    return true;
 #else
-    (void)t, (void)x, (void)b, (void)e, (void)sum;
-#endif
+    (void)count, (void)t, (void)x, (void)b, (void)e, (void)acc;
     return false;
+#endif
+}
+
+static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum)
+{
+    return simd_count_or_sum(false, t, x, b, e, sum);
 }
 
 static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *count)
 {
-#if RG_HAVE_SIMD_TILES
-    if (have_avx512()) {
-        switch (t) {
-        case RG_FLOAT64: *count += simd_logic_range_f64(x, b, e); return true;
-        case RG_FLOAT32: *count += simd_logic_range_f32(x, b, e); return true;
-        case RG_INT64:
-        case RG_UINT64: *count += simd_logic_range_x64(x, b, e); return true;
-        case RG_INT32:
-        case RG_UINT32: *count += simd_logic_range_x32(x, b, e); return true;
-        case RG_BOOL:
-        case RG_UINT8:
-        case RG_INT8:
-            if (!have_avx512bw())
-                return false;
-            *count += simd_byte_count(x, b, e);
-            return true;
-        default: break;
-        }
-    }
-#else
-    (void)t, (void)x, (void)b, (void)e, (void)count;
-#endif
-    return false;
+    return simd_count_or_sum(true, t, x, b, e, count);
 }
 
 static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
