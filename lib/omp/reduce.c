@@ -1350,6 +1350,18 @@ RG_DEFINE_SIMD_EXTREME_RANGE(u32, unsigned int, __m512i, epi64, _mm512_set1_epi6
 #endif
 
 #if RG_HAVE_SIMD_TILES
+/* The sum of the 8 lanes of v, mod 2^64: gcc's _mm512_reduce_add_epi64
+ * adds them as signed long long, whose overflow is undefined (UBSan
+ * stopped an int64 sum there). */
+RG_AVX512 static inline uint64_t simd_lanes_sum(__m512i v)
+{
+    uint64_t lane[8], sum = 0;
+    _mm512_storeu_si512((void *)lane, v);
+    for (int j = 0; j < 8; j++)
+        sum += lane[j];
+    return sum;
+}
+
 /* The nonzero elements of x[b .. e) counted in 64-bit lanes, 8 elements at
  * a time (W 8) or 16 (W 16, two accumulators): NZ(m, p) gives the mask of
  * the nonzero ones among the elements m from p (floats: NaN is nonzero). */
@@ -1367,7 +1379,7 @@ RG_DEFINE_SIMD_EXTREME_RANGE(u32, unsigned int, __m512i, epi64, _mm512_set1_epi6
             if (W == 16)                                                                   \
                 hi = _mm512_mask_add_epi64(hi, (__mmask8)(m >> 8), hi, inc);               \
         }                                                                                  \
-        return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));                \
+        return simd_lanes_sum(_mm512_add_epi64(lo, hi));                                   \
     }
 RG_AVX512 static inline uint32_t simd_nz_f64(uint32_t m, const double *p)
 {
@@ -1410,7 +1422,7 @@ RG_DEFINE_SIMD_LOGIC_RANGE(x32, int, 16, simd_nz_x32)
             hi = _mm512_add_epi64(                                                         \
                 hi, LOAD((__mmask8)(in >> 8), (const T *)((uintptr_t)(x + k) + 8 * sizeof(T)))); \
         }                                                                                  \
-        return (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));                \
+        return simd_lanes_sum(_mm512_add_epi64(lo, hi));                                   \
     }
 RG_DEFINE_SIMD_INT_SUM(x64, long long, RG_SIMD_MLOAD_i64)
 RG_DEFINE_SIMD_INT_SUM(i32, int, RG_SIMD_MLOAD_i32)
@@ -1437,7 +1449,7 @@ RG_AVX512_BW static uint64_t simd_byte_sum(const unsigned char *x, int64_t b, in
         if (is_signed)
             negative += (uint64_t)__builtin_popcountll(_mm512_movepi8_mask(v));
     }
-    return (uint64_t)_mm512_reduce_add_epi64(acc) - 256 * negative;
+    return simd_lanes_sum(acc) - 256 * negative;
 }
 RG_AVX512_BW static uint64_t simd_byte_count(const unsigned char *x, int64_t b, int64_t e)
 {
