@@ -1547,24 +1547,19 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     if (family == RG_FAMILY_ARITH && mode == 0 && content == RG_UINT32)
         return RG_SIMD_PICK(arith_tile_u32);
     /* min and max (modes 0, 1) keep no positions: a tile of their own */
-    if (family == RG_FAMILY_EXTREME && content == RG_FLOAT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f64)
-                        : RG_SIMD_PICK(extreme_pos_tile_f64);
-    if (family == RG_FAMILY_EXTREME && content == RG_INT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i64)
-                        : RG_SIMD_PICK(extreme_pos_tile_i64);
-    if (family == RG_FAMILY_EXTREME && content == RG_UINT64)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u64)
-                        : RG_SIMD_PICK(extreme_pos_tile_u64);
-    if (family == RG_FAMILY_EXTREME && content == RG_FLOAT32)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_f32)
-                        : RG_SIMD_PICK(extreme_pos_tile_f32);
-    if (family == RG_FAMILY_EXTREME && content == RG_INT32)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i32)
-                        : RG_SIMD_PICK(extreme_pos_tile_i32);
-    if (family == RG_FAMILY_EXTREME && content == RG_UINT32)
-        return mode < 2 ? RG_SIMD_PICK(extreme_value_tile_u32)
-                        : RG_SIMD_PICK(extreme_pos_tile_u32);
+#define RG_SIMD_EXTREME_PICK(N)                                                            \
+    (mode < 2 ? RG_SIMD_PICK(extreme_value_tile_##N) : RG_SIMD_PICK(extreme_pos_tile_##N))
+    if (family == RG_FAMILY_EXTREME) {
+        switch (content) {
+        case RG_FLOAT64: return RG_SIMD_EXTREME_PICK(f64);
+        case RG_INT64: return RG_SIMD_EXTREME_PICK(i64);
+        case RG_UINT64: return RG_SIMD_EXTREME_PICK(u64);
+        case RG_FLOAT32: return RG_SIMD_EXTREME_PICK(f32);
+        case RG_INT32: return RG_SIMD_EXTREME_PICK(i32);
+        case RG_UINT32: return RG_SIMD_EXTREME_PICK(u32);
+        default: break;
+        }
+    }
     /* 1-byte values (bool as uint8; any nonzero byte counts as such) */
     bool bytes = content == RG_BOOL || content == RG_UINT8 || content == RG_INT8;
     if (bytes && !have_avx512bw())
@@ -1576,11 +1571,9 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     /* bool's min and max have identities (1, 0) that are not uint8's: the
      * windows keep them; its positions are uint8's */
     if (family == RG_FAMILY_EXTREME && bytes)
-        return content == RG_INT8 ? (mode < 2 ? RG_SIMD_PICK(extreme_value_tile_i8)
-                                              : RG_SIMD_PICK(extreme_pos_tile_i8))
-               : mode >= 2        ? RG_SIMD_PICK(extreme_pos_tile_u8)
-               : content == RG_UINT8 ? RG_SIMD_PICK(extreme_value_tile_u8)
-                                     : NULL;
+        return content == RG_INT8 ? RG_SIMD_EXTREME_PICK(i8)
+               : content == RG_UINT8 || mode >= 2 ? RG_SIMD_EXTREME_PICK(u8)
+                                                  : NULL;
     if (family == RG_FAMILY_LOGIC) {
         switch (content) {
         case RG_FLOAT64: return RG_SIMD_PICK(logic_tile_f64);
@@ -1592,6 +1585,7 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         default: break;
         }
     }
+#undef RG_SIMD_EXTREME_PICK
 #undef RG_SIMD_PICK
 #else
     (void)family, (void)mode, (void)content, (void)offsets;
