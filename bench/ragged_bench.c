@@ -38,6 +38,7 @@ static const struct {
                    {"float32", ".f32", RG_FLOAT32},
                    {"int64", ".i64", RG_INT64},
                    {"int32", ".i32", RG_INT32},
+                   {"int16", ".i16", RG_INT16},
                    {"bool", ".bool", RG_BOOL}};
 enum { NVALUE_TYPES = sizeof value_types / sizeof *value_types };
 
@@ -53,7 +54,8 @@ static void usage(FILE *f)
             "  ops:   lengths from_lengths offsets_check parents local_index starts nonzero\n"
             "         sum min argmax any compose nested_parents segment_nonzero list_append\n"
             "         segd (any: only when asked for)\n"
-            "  values: the reductions' dtypes, float64 (default) float32 int64 int32 bool\n"
+            "  values: the reductions' dtypes, float64 (default) float32 int64 int32 int16\n"
+            "         bool\n"
             "  strategies: all (default) or some of auto bsearch per-segment flood merge-path\n"
             "         (the reductions' policies: auto per-segment merge-path)\n"
             "Medians of R runs (default 5) after one warm-up (one run where the first\n"
@@ -722,6 +724,7 @@ static rg_status run_plain_sum(job *j)
     case RG_FLOAT32: PLAIN_SUM(float, double); break;
     case RG_INT64: PLAIN_SUM(int64_t, int64_t); break;
     case RG_INT32: PLAIN_SUM(int32_t, int64_t); break;
+    case RG_INT16: PLAIN_SUM(int16_t, int64_t); break;
     case RG_BOOL: PLAIN_SUM(uint8_t, int64_t); break;
     default: PLAIN_SUM(double, double); break;
     }
@@ -753,7 +756,7 @@ static void plain_sum_job_free(job *j)
 
 
 /* n values of dtype t from uniform [0, 1) draws: floats as they are,
- * integers in [-2^19, 2^19), bool true for a quarter. */
+ * integers in [-2^19, 2^19) (int16: [-2^15, 2^15)), bool true for a quarter. */
 static void *make_values(rg_dtype t, int64_t n)
 {
     size_t size = rg_dtype_size(t);
@@ -767,6 +770,7 @@ static void *make_values(rg_dtype t, int64_t n)
         case RG_FLOAT32: ((float *)(void *)v)[k] = (float)u; break;
         case RG_INT64: ((int64_t *)(void *)v)[k] = (int64_t)(u * 1048576) - 524288; break;
         case RG_INT32: ((int32_t *)(void *)v)[k] = (int32_t)(u * 1048576) - 524288; break;
+        case RG_INT16: ((int16_t *)(void *)v)[k] = (int16_t)((int32_t)(u * 65536) - 32768); break;
         case RG_BOOL: v[k] = u < 0.25; break;
         default: ((double *)(void *)v)[k] = u; break;
         }

@@ -1062,18 +1062,19 @@ START_TEST(test_reduce_lone_lanes)
     int64_t *len = lengths_by(nsegs, 17, lone_length);
     static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
                                         RG_REDUCE_ARGMAX};
-    static const rg_dtype types[9] = {RG_FLOAT64, RG_INT64, RG_UINT64, RG_FLOAT32, RG_INT32,
-                                      RG_UINT32,  RG_UINT8, RG_INT8,   RG_BOOL};
-    for (int t = 0; t < 9; t++)
+    static const rg_dtype types[11] = {RG_FLOAT64, RG_INT64, RG_UINT64, RG_FLOAT32,
+                                       RG_INT32,   RG_UINT32, RG_UINT8, RG_INT8,
+                                       RG_BOOL,    RG_INT16, RG_UINT16};
+    for (int t = 0; t < 11; t++)
         for (int ot = 0; ot < 2; ot++)
             check_ops_on(ctx, types[t], ot ? RG_INT32 : RG_INT64, len, nsegs, ops, 4, policy,
                          1, 90 + (uint64_t)(2 * t + ot), "lone lanes");
     /* sums and products of every dtype the tiles take */
     static const rg_reduce_op arith[2] = {RG_REDUCE_SUM, RG_REDUCE_PROD};
-    static const rg_dtype sum_types[9] = {RG_FLOAT64, RG_FLOAT32, RG_INT64,
-                                          RG_UINT64,  RG_INT32,   RG_UINT32,
-                                          RG_BOOL,    RG_UINT8,   RG_INT8};
-    for (int t = 0; t < 9; t++)
+    static const rg_dtype sum_types[11] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64,
+                                           RG_INT32,   RG_UINT32,  RG_BOOL,  RG_UINT8,
+                                           RG_INT8,    RG_INT16,   RG_UINT16};
+    for (int t = 0; t < 11; t++)
         check_ops_on(ctx, sum_types[t], t % 2 ? RG_INT32 : RG_INT64, len, nsegs, arith,
                      is_float(sum_types[t]) ? 2 : 1, policy, 1, 100 + (uint64_t)t,
                      "lone lanes");
@@ -1134,9 +1135,10 @@ START_TEST(test_reduce_tile_blocks)
     int64_t *len = lengths_by(nsegs, 23, block_length);
     static const rg_reduce_op ops[6] = {RG_REDUCE_SUM,    RG_REDUCE_PROD,   RG_REDUCE_MIN,
                                         RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX, RG_REDUCE_MAX};
-    static const rg_dtype types[9] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64, RG_INT32,
-                                      RG_UINT32,  RG_BOOL,    RG_UINT8, RG_INT8};
-    for (int t = 0; t < 9; t++) {
+    static const rg_dtype types[11] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64,
+                                       RG_INT32,   RG_UINT32,  RG_BOOL,  RG_UINT8,
+                                       RG_INT8,    RG_INT16,   RG_UINT16};
+    for (int t = 0; t < 11; t++) {
         /* the ops the tiles take: all but products of integers */
         rg_reduce_op mine[6];
         size_t k = 0;
@@ -1172,7 +1174,7 @@ static int64_t *tile_case_lengths(int c, uint64_t seed, size_t *nsegs)
     return lengths_by(*nsegs, seed, rules[c]);
 }
 
-/* min, max, argmin and argmax of 32-bit and 1-byte values at the limits of
+/* min, max, argmin and argmax of 32-, 16- and 8-bit values at the limits of
  * their type (which are the identities: the AVX-512 tiles pad rows with
  * them and widen the values to 64-bit lanes), and of bool, with ties, on
  * the lengths of the lone-lane and tile-block tests (rows, pairs, lone
@@ -1190,17 +1192,19 @@ START_TEST(test_reduce_extreme_limits)
     static const double u8v[6] = {0, 1, 127, 128, 254, 255};
     static const double i8v[6] = {-128, -127, -1, 0, 126, 127};
     static const double b8v[6] = {0, 0, 1, 0, 1, 1};
+    static const double u16v[6] = {0, 1, 32767, 32768, 65534, 65535};
+    static const double i16v[6] = {-32768, -32767, -1, 0, 32766, 32767};
     static const struct {
         rg_dtype t;
         const double *v;
-    } types[6] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v},
-                  {RG_UINT8, u8v},  {RG_INT8, i8v},   {RG_BOOL, b8v}};
+    } types[8] = {{RG_INT32, i32v}, {RG_UINT32, u32v}, {RG_FLOAT32, f32v}, {RG_UINT8, u8v},
+                  {RG_INT8, i8v},   {RG_BOOL, b8v},    {RG_UINT16, u16v},  {RG_INT16, i16v}};
     for (int l = 0; l < 3; l++) {
         size_t nsegs;
         int64_t *len = tile_case_lengths(l, 31 + (uint64_t)l, &nsegs);
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
-        for (int d = 0; d < 6; d++) {
+        for (int d = 0; d < 8; d++) {
             rg_dtype t = types[d].t;
             rg_array *offsets =
                 test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
@@ -1230,26 +1234,103 @@ START_TEST(test_reduce_extreme_limits)
 }
 END_TEST
 
+/* min, max, argmin and argmax of 1- and 2-byte values over segments of 15
+ * to 414 elements and a few of over 3000 (the OpenMP backend scans those of
+ * 16 or more in AVX-512BW lanes of their own, then looks for the extreme's
+ * first position): each segment holds its type's lowest value at p and
+ * again later, and its highest at q, with p first, last, near the end or
+ * anywhere, over middling values (bool: all 0 or all 1); int32 and int64
+ * offsets. */
+START_TEST(test_reduce_narrow_extremes)
+{
+    TEST_CONTEXT(ctx, backend_of(_i));
+    rg_reduce_policy policy = policy_of(_i);
+    static const rg_reduce_op ops[4] = {RG_REDUCE_MIN, RG_REDUCE_MAX, RG_REDUCE_ARGMIN,
+                                        RG_REDUCE_ARGMAX};
+    static const struct {
+        rg_dtype t;
+        double lo, mid, hi;
+    } types[5] = {{RG_UINT8, 0, 100, UINT8_MAX},
+                  {RG_INT8, INT8_MIN, -3, INT8_MAX},
+                  {RG_UINT16, 0, 1000, UINT16_MAX},
+                  {RG_INT16, INT16_MIN, 7, INT16_MAX},
+                  {RG_BOOL, 0, -1, 1}};
+    size_t nsegs = 300;
+    int64_t *len = malloc(nsegs * sizeof *len);
+    ck_assert_ptr_nonnull(len);
+    for (size_t i = 0; i < nsegs; i++)
+        len[i] = i < 290 ? 15 + (int64_t)(i * 53 % 400) : 3000 + (int64_t)i;
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    for (int d = 0; d < 5; d++) {
+        rg_dtype t = types[d].t;
+        rg_array *offsets = test_array_from_i64(ctx, d % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+        unsigned char *xh = malloc(n * 2 + 2);
+        ck_assert_ptr_nonnull(xh);
+        uint64_t state = 131 + (uint64_t)d;
+        for (size_t i = 0; i < nsegs; i++) {
+            int64_t b = off[i], l = len[i];
+            uint64_t r = test_rand(&state);
+            double mid = types[d].mid < 0 ? (double)(r % 2) : types[d].mid + (double)(r % 5);
+            for (int64_t k = b; k < b + l; k++)
+                store_f64(t, xh, (size_t)k, mid);
+            int64_t p = i % 4 == 0 ? l - 1 : i % 4 == 1 ? 0 : i % 4 == 2 ? (int64_t)(r % 997) % l
+                                                                         : l - 1 - (int64_t)(r % 40);
+            int64_t q = l - 1 - p, p2 = p + (l - p) / 2;
+            store_f64(t, xh, (size_t)(b + p2), types[d].lo);
+            store_f64(t, xh, (size_t)(b + q), types[d].hi);
+            store_f64(t, xh, (size_t)(b + p), types[d].lo);
+        }
+        rg_array *content = NULL;
+        ck_assert_int_eq(rg_array_from_host(&content, ctx, t, xh, n), RG_OK);
+        for (int o = 0; o < 4; o++)
+            check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, "narrow extremes");
+        rg_array_free(content);
+        rg_array_free(offsets);
+        free(xh);
+    }
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
+/* int16 min and max over 16M+ segments of 0 to 6 elements: a 32 MiB output
+ * of 2-byte values, which the OpenMP backend's AVX-512BW tiles stream 16
+ * bytes at a time; int64 and int32 offsets. */
+START_TEST(test_reduce_tiles_streamed_i16)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    size_t nsegs = ((size_t)16 << 20) + 9;
+    int64_t *len = lengths_by(nsegs, 15 + (uint64_t)_i, streamed_length_f32);
+    const rg_reduce_op op = _i ? RG_REDUCE_MAX : RG_REDUCE_MIN;
+    check_ops_on(ctx, RG_INT16, _i ? RG_INT32 : RG_INT64, len, nsegs, &op, 1,
+                 RG_REDUCE_POLICY_MERGE_PATH, 1, 73, "streamed int16 tiles");
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* count_nonzero, any and all (the OpenMP AVX-512 tiles count in 64-bit
  * lanes, floats widened): segments all zero (-0.0 among them), all
  * nonzero (NaN among them) or mixed, in turn by chance, so that any and all
  * go both ways; the lengths of the lone-lane and tile-block tests, long
- * ones and all-length-1 ones; every dtype the tiles take (the 1-byte ones
- * where the CPU has AVX-512BW) and int16, which they do not; int32 and
- * int64 offsets. */
+ * ones and all-length-1 ones; every dtype the tiles take (the 1- and
+ * 2-byte ones where the CPU has AVX-512BW); int32 and int64 offsets. */
 START_TEST(test_reduce_logic_tiles)
 {
     TEST_CONTEXT(ctx, backend_of(_i));
     rg_reduce_policy policy = policy_of(_i);
     static const rg_reduce_op ops[3] = {RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY, RG_REDUCE_ALL};
-    static const rg_dtype types[10] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64, RG_INT32,
-                                       RG_UINT32,  RG_BOOL,    RG_UINT8, RG_INT8,   RG_INT16};
+    static const rg_dtype types[11] = {RG_FLOAT64, RG_FLOAT32, RG_INT64, RG_UINT64,
+                                       RG_INT32,   RG_UINT32,  RG_BOOL,  RG_UINT8,
+                                       RG_INT8,    RG_INT16,   RG_UINT16};
     for (int l = 0; l < 4; l++) {
         size_t nsegs;
         int64_t *len = tile_case_lengths(l, 51 + (uint64_t)l, &nsegs);
         int64_t *off = ref_offsets(len, nsegs);
         size_t n = (size_t)off[nsegs];
-        for (int d = 0; d < 10; d++) {
+        for (int d = 0; d < 11; d++) {
             rg_dtype t = types[d];
             rg_array *offsets =
                 test_array_from_i64(ctx, (d + l) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
@@ -1662,6 +1743,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_tile_blocks, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_extreme_limits, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_logic_tiles, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_narrow_extremes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
     suite_add_tcase(s, tc);
@@ -1670,6 +1752,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_big, 0, TEST_NBACKENDS_GPU_KERNELS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed, 0, 4);
     tcase_add_loop_test(tc, test_reduce_tiles_streamed_f32, 0, 4);
+    tcase_add_loop_test(tc, test_reduce_tiles_streamed_i16, 0, 2);
     tcase_add_loop_test(tc, test_reduce_small_groups, 0, 16);
     suite_add_tcase(s, tc);
 

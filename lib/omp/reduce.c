@@ -164,15 +164,14 @@ static inline rg_reduce_family rg_reduce_family_of(rg_reduce_op op, int *mode)
  * 1.3x faster and longer ones 1.7x. */
 #define RG_EXTREME_LANES_MIN 1024
 
-/* The AVX-512 sum of x[b .. e) of dtype t (below), 8-, 32- and 64-bit
- * integers and bool, added to *sum (mod 2^64, so in any order the bits of the plain fold).
+/* The AVX-512 sum of x[b .. e) of dtype t (below), integers and bool, added to *sum (mod 2^64, so in any order the bits of the plain fold).
  * False (nothing added) for other dtypes or where the CPU lacks AVX-512. */
 static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *sum);
 
 /* ARITH: sum (mode 0) and prod (mode 1).  The mode is tested outside the
  * element loops so that each loop is a plain fold.  Integer sums of
- * RG_LANES_MIN or more elements (not 16-bit ones) add in AVX-512 lanes
- * where the CPU has them. */
+ * RG_LANES_MIN or more elements add in AVX-512 lanes where the CPU has
+ * them. */
 #define RG_DEFINE_ARITH(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
     static inline arith_acc_##N arith_ident_##N(int mode)                                  \
     {                                                                                      \
@@ -181,7 +180,7 @@ static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64
     static inline void arith_range_##N(arith_acc_##N *a, const T *restrict x, int64_t b,   \
                                        int64_t e, int mode)                                \
     {                                                                                      \
-        if (!ISF && sizeof(T) != 2 && mode == 0 && e - b >= RG_LANES_MIN &&                \
+        if (!ISF && mode == 0 && e - b >= RG_LANES_MIN &&                                  \
             simd_int_sum(RG_DTYPE_##N, x, b, e, (uint64_t *)&a->v))                        \
             return;                                                                        \
         AT v = a->v;                                                                       \
@@ -254,11 +253,15 @@ static bool simd_int_sum(rg_dtype t, const void *x, int64_t b, int64_t e, uint64
  * for other dtypes, where the CPU lacks AVX-512 or x[b .. e) holds a NaN. */
 static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
                                int64_t *pos);
+static bool simd_narrow_extreme(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
+                                int64_t *pos, void *value);
 
 /* From this many elements, min, max, argmin and argmax of 4- and 8-byte
  * elements scan in AVX-512 lanes: min and argmax of float64 over lengths 1
  * to 199 ran 2x faster. */
 #define RG_SIMD_RANGE_MIN 9
+/* The same for 1- and 2-byte elements, in AVX-512BW lanes of their own. */
+#define RG_SIMD_NARROW_MIN 16
 
 /* EXTREME: min 0, max 1, argmin 2, argmax 3 (bit 0: max).  combine keeps
  * the earlier operand on ties and takes the first NaN, which makes it
@@ -342,20 +345,24 @@ static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, 
         int64_t pos;                                                                       \
         if (is_nan_##N(a->v))                                                              \
             return;                                                                        \
-        if (simd_extreme_range(RG_DTYPE_##N, x, b, e, mode, &pos)) {                       \
-            *a = extreme_combine_##N(*a, (extreme_acc_##N){x[pos], pos}, mode);            \
+        T v;                                                                               \
+        if (sizeof(T) <= 2 ? simd_narrow_extreme(RG_DTYPE_##N, x, b, e, mode, &pos, &v)    \
+                           : (simd_extreme_range(RG_DTYPE_##N, x, b, e, mode, &pos) &&      \
+                              (v = x[pos], true))) {                                       \
+            *a = extreme_combine_##N(*a, (extreme_acc_##N){v, pos}, mode);                 \
             return;                                                                        \
         }                                                                                  \
         if (e - b >= RG_EXTREME_LANES_MIN)                                                 \
             b = extreme_lanes_##N(a, x, b, e, mode);                                       \
         extreme_fold_##N(a, x, b, e, mode);                                                \
     }                                                                                      \
-    /* The fold, in lanes from RG_EXTREME_LANES_MIN elements on (4- and 8-byte             \
-     * elements: from RG_SIMD_RANGE_MIN, in AVX-512 lanes where the CPU has them). */      \
+    /* The fold, in lanes from RG_EXTREME_LANES_MIN elements on; in AVX-512 lanes,         \
+     * where the CPU has them, from RG_SIMD_RANGE_MIN (4- and 8-byte elements) or          \
+     * RG_SIMD_NARROW_MIN (1- and 2-byte ones, with AVX-512BW). */                          \
     static inline void extreme_range_##N(extreme_acc_##N *a, const T *restrict x,          \
                                          int64_t b, int64_t e, int mode)                   \
     {                                                                                      \
-        if (RG_UNLIKELY(e - b >= (sizeof(T) >= 4 ? RG_SIMD_RANGE_MIN : RG_EXTREME_LANES_MIN))) \
+        if (RG_UNLIKELY(e - b >= (sizeof(T) >= 4 ? RG_SIMD_RANGE_MIN : RG_SIMD_NARROW_MIN))) \
             extreme_long_##N(a, x, b, e, mode);                                            \
         else                                                                               \
             extreme_fold_##N(a, x, b, e, mode);                                            \
@@ -422,13 +429,13 @@ static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, 
     }
 
 /* The AVX-512 count of the nonzero elements of x[b .. e) of dtype t (below),
- * added to *count: 64-, 32- and 8-bit integers, bool and floats.  False (nothing
+ * added to *count: integers, bool and floats.  False (nothing
  * added) for other dtypes or where the CPU lacks AVX-512. */
 static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, uint64_t *count);
 
 /* LOGIC: count_nonzero 0, any 1, all 2, all from one count of nonzero
  * elements (NaN is nonzero, as in numpy).  Ranges of RG_SIMD_RANGE_MIN or
- * more elements (not 16-bit ones) count in AVX-512 lanes (the plain loop, not
+ * more elements count in AVX-512 lanes (the plain loop, not
  * vectorised at -O2, took 3x to 8x the time of a sum of one huge segment;
  * Intel Xeon). */
 #define RG_DEFINE_LOGIC(N, T, AT, ST, ISF, TMIN, TMAX, UT)                                 \
@@ -441,7 +448,7 @@ static bool simd_logic_range(rg_dtype t, const void *x, int64_t b, int64_t e, ui
                                        int64_t e, int mode)                                \
     {                                                                                      \
         (void)mode;                                                                        \
-        if (sizeof(T) != 2 && e - b >= RG_SIMD_RANGE_MIN &&                                \
+        if (e - b >= RG_SIMD_RANGE_MIN &&                                                  \
             simd_logic_range(RG_DTYPE_##N, x, b, e, &a->v))                                \
             return;                                                                        \
         uint64_t n = 0;                                                                    \
@@ -492,9 +499,10 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * AVX-512 tiles.  Where the CPU has AVX-512, a tile of RG_TILE segments of
  * float64 or float32 (sum, prod, min, max, argmin, argmax, count_nonzero,
  * any, all), of int64, uint64, int32 or uint32 values (the same but prod),
- * or, where it also has AVX-512BW, of bool, int8 or uint8 values (the same
- * but prod, and bool's min and max) is reduced in the 8 lanes of a register, lane j
- * holding segment j (narrower values widened to 64 bits, exactly: float32
+ * or, where it also has AVX-512BW, of bool, int8, uint8, int16 or uint16
+ * values (the same but prod, and bool's min) is reduced in the 8
+ * lanes of a register, lane j holding segment j (narrower values widened to
+ * 64 bits, exactly: float32
  * min and argmax took 0.30x to 0.48x the time of the windows on short,
  * power-law and half-empty lengths; Intel Xeon, paired, BENCHMARKS.md):
  * each segment is loaded as rows and the rows transposed into columns,
@@ -539,8 +547,9 @@ _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 #include <immintrin.h>
 #define RG_HAVE_SIMD_TILES 1
 #define RG_AVX512 __attribute__((target("avx512f")))
-/* The target of each dtype's tiles: 1-byte values need AVX-512BW's masked
- * byte loads (and popcnt, their ranges), taken only where have_avx512bw(). */
+/* The target of each dtype's tiles: 1- and 2-byte values need AVX-512BW's
+ * masked byte and word loads (and popcnt, their ranges), taken only where
+ * have_avx512bw(). */
 #define RG_AVX512_f64 RG_AVX512
 #define RG_AVX512_f32 RG_AVX512
 #define RG_AVX512_i64 RG_AVX512
@@ -550,6 +559,8 @@ _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 #define RG_AVX512_BW __attribute__((target("avx512f,avx512bw,popcnt")))
 #define RG_AVX512_i8 RG_AVX512_BW
 #define RG_AVX512_u8 RG_AVX512_BW
+#define RG_AVX512_i16 RG_AVX512_BW
+#define RG_AVX512_u16 RG_AVX512_BW
 
 /* Starts of the 8 segments from o (and their ends, from o + 1). */
 RG_AVX512 static inline __m512i simd_starts_i64(const int64_t *o)
@@ -723,6 +734,8 @@ _Static_assert(RG_SIMD_LONE < RG_SIMD_LONGEST, "a tile with a lone lane still ha
 #define RG_SIMD_LOAD_u64 RG_SIMD_LOAD_i64
 #define RG_SIMD_LOAD_u8(p) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
 #define RG_SIMD_LOAD_i8(p) _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+#define RG_SIMD_LOAD_u16(p) _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define RG_SIMD_LOAD_i16(p) _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define RG_SIMD_LOAD_i32(p)                                                                \
     _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define RG_SIMD_LOAD_u32(p)                                                                \
@@ -779,6 +792,17 @@ RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i8(__mmask8 k, const signed char *p
 {
     __m512i r = _mm512_mask_loadu_epi8(_mm512_set1_epi8((char)pad), (__mmask64)k, p);
     return _mm512_cvtepi8_epi64(_mm512_castsi512_si128(r));
+}
+RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_u16(__mmask8 k, const unsigned short *p,
+                                                 long long pad)
+{
+    __m512i r = _mm512_mask_loadu_epi16(_mm512_set1_epi16((short)pad), (__mmask32)k, p);
+    return _mm512_cvtepu16_epi64(_mm512_castsi512_si128(r));
+}
+RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i16(__mmask8 k, const short *p, long long pad)
+{
+    __m512i r = _mm512_mask_loadu_epi16(_mm512_set1_epi16((short)pad), (__mmask32)k, p);
+    return _mm512_cvtepi16_epi64(_mm512_castsi512_si128(r));
 }
 #define RG_SIMD_BITS_PD(v) _mm512_castpd_si512(v)
 #define RG_SIMD_BITS_EPI64(v) (v)
@@ -839,6 +863,8 @@ RG_AVX512 static inline void simd_store_f32(void *out, int64_t i, __m512d v, boo
 #define simd_store_u32 simd_store
 #define simd_store_u8 simd_store
 #define simd_store_i8 simd_store
+#define simd_store_u16 simd_store
+#define simd_store_i16 simd_store
 /* int64 lanes holding 32-bit values, stored as 8 of them (half a line). */
 RG_AVX512 static inline void simd_store_narrow(void *out, int64_t i, __m512i v, bool stream)
 {
@@ -858,6 +884,17 @@ RG_AVX512 static inline void simd_store_bytes(void *out, int64_t i, __m512i v, b
         _mm_stream_si64((long long *)at, bytes);
     else
         memcpy(at, &bytes, sizeof bytes);
+}
+/* int64 lanes holding 2-byte values, stored as 8 of them (16 bytes; with
+ * stream, out + i is 64-byte aligned). */
+RG_AVX512 static inline void simd_store_shorts(void *out, int64_t i, __m512i v, bool stream)
+{
+    __m128i r = _mm512_cvtepi64_epi16(v);
+    __m128i *at = (__m128i *)(void *)((int16_t *)out + i);
+    if (stream)
+        _mm_stream_si128(at, r);
+    else
+        _mm_storeu_si128(at, r);
 }
 /* The stores of logic tiles: count_nonzero's counts (mode 0), or a byte per
  * segment: any (1) where its count is above 0, all (2) where it is len. */
@@ -881,6 +918,8 @@ RG_AVX512 static inline void simd_store_logic(void *out, int64_t i, __m512i coun
 #define simd_extreme_store_u32 simd_store_narrow
 #define simd_extreme_store_u8 simd_store_bytes
 #define simd_extreme_store_i8 simd_store_bytes
+#define simd_extreme_store_u16 simd_store_shorts
+#define simd_extreme_store_i16 simd_store_shorts
 
 /* The lone lane's fold of float64 or float32 x[b .. e) (N), in double: the
  * operations of arith_range_N in the same order (8 interleaved lanes from
@@ -932,8 +971,8 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 #define simd_lone_range_i64 arith_range_i64
 #define simd_lone_range_i32 arith_range_i32
 #define simd_lone_range_u32 arith_range_u32
-/* 1-byte values' lone lanes: out of line, not compiled for AVX-512BW with
- * their tile (clang 14 vectorised the inlined scalar loops there into code
+/* 1- and 2-byte values' lone lanes: out of line, not compiled for AVX-512BW
+ * with their tile (clang 14 vectorised the inlined scalar loops there into code
  * its x86 back end then failed to select: "Cannot select: X86ISD::PCMPGT").
  * Ranges of 9 or more elements take the AVX-512BW ones anyway. */
 #define RG_DEFINE_LONE_BYTES(F, N)                                                         \
@@ -947,6 +986,11 @@ RG_DEFINE_LONE_BYTES(arith, i8)
 RG_DEFINE_LONE_BYTES(logic, u8)
 RG_DEFINE_LONE_BYTES(extreme, u8)
 RG_DEFINE_LONE_BYTES(extreme, i8)
+RG_DEFINE_LONE_BYTES(arith, u16)
+RG_DEFINE_LONE_BYTES(arith, i16)
+RG_DEFINE_LONE_BYTES(logic, u16)
+RG_DEFINE_LONE_BYTES(extreme, u16)
+RG_DEFINE_LONE_BYTES(extreme, i16)
 #define simd_lone_extreme_f64 extreme_range_f64
 #define simd_lone_extreme_f32 extreme_range_f32
 #define simd_lone_extreme_i64 extreme_range_i64
@@ -961,6 +1005,8 @@ RG_DEFINE_LONE_BYTES(extreme, i8)
 #define simd_lone_logic_u32 logic_range_u32
 #define simd_lone_range_u8 simd_lone_arith_u8
 #define simd_lone_range_i8 simd_lone_arith_i8
+#define simd_lone_range_u16 simd_lone_arith_u16
+#define simd_lone_range_i16 simd_lone_arith_i16
 
 /* Sum (mode 0) and, where PROD, product (mode 1) of N elements of type T in
  * accumulators V of PD or EPI64 lanes.  Each segment of the tile is loaded
@@ -1097,7 +1143,14 @@ RG_DEFINE_LONE_BYTES(extreme, i8)
     RG_DEFINE_SIMD_EXTREME(IN, IT, u8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
                            UINT8_MAX, 0)                                                   \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i8, signed char, __m512i, epi64, _mm512_set1_epi64,     \
-                           INT8_MIN, INT8_MAX, 0)
+                           INT8_MIN, INT8_MAX, 0)                                          \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0)                   \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0)                            \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64)                               \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, u16, unsigned short, __m512i, epi64, _mm512_set1_epi64, \
+                           0, UINT16_MAX, 0)                                               \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, i16, short, __m512i, epi64, _mm512_set1_epi64,          \
+                           INT16_MIN, INT16_MAX, 0)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -1460,6 +1513,108 @@ RG_AVX512_BW static uint64_t simd_byte_count(const unsigned char *x, int64_t b, 
     }
     return n;
 }
+
+/* 2-byte values 32 at a time, as the bytes: sums add each pair of values
+ * into a 32-bit lane (at most 2 * 65535), and those pairs into 64-bit lanes,
+ * as unsigned; for int16 65536 is then taken back for each negative one. */
+RG_AVX512_BW static inline __m512i simd_shorts(const unsigned short *x, int64_t k, int64_t e)
+{
+    __mmask32 in = e - k >= 32 ? ~(__mmask32)0 : (__mmask32)(((uint64_t)1 << (e - k)) - 1);
+    RG_RANGE_PREFETCH(x + k);
+    return _mm512_maskz_loadu_epi16(in, x + k);
+}
+RG_AVX512_BW static uint64_t simd_short_sum(const unsigned short *x, int64_t b, int64_t e,
+                                            bool is_signed)
+{
+    const __m512i low16 = _mm512_set1_epi32(0xffff), low32 = _mm512_set1_epi64(0xffffffff);
+    __m512i acc = _mm512_setzero_si512();
+    uint64_t negative = 0;
+    for (int64_t k = b; k < e; k += 32) {
+        __m512i v = simd_shorts(x, k, e);
+        __m512i pair = _mm512_add_epi32(_mm512_and_si512(v, low16), _mm512_srli_epi32(v, 16));
+        acc = _mm512_add_epi64(acc, _mm512_add_epi64(_mm512_and_si512(pair, low32),
+                                                     _mm512_srli_epi64(pair, 32)));
+        if (is_signed)
+            negative += (uint64_t)__builtin_popcount(_mm512_movepi16_mask(v));
+    }
+    return simd_lanes_sum(acc) - 65536 * negative;
+}
+RG_AVX512_BW static uint64_t simd_short_count(const unsigned short *x, int64_t b, int64_t e)
+{
+    uint64_t n = 0;
+    for (int64_t k = b; k < e; k += 32) {
+        __m512i v = simd_shorts(x, k, e);
+        n += (uint64_t)__builtin_popcount(_mm512_test_epi16_mask(v, v));
+    }
+    return n;
+}
+
+/* min 0, max 1, argmin 2, argmax 3 of 1- and 2-byte values x[b .. e) (N, T;
+ * S: the AVX-512BW element type, B: its bits) in their own lanes, 64 bytes
+ * a step: first the extreme, in two accumulators (the tail padded with the
+ * identity, which never changes it) folded down to one lane; then, for
+ * argmin and argmax, the first position holding it (which is the fold's:
+ * integers have no NaN, and ties keep the first).  The second pass stops
+ * there, so it reads all of x again only when the extreme comes last.  For
+ * min and max *pos is b, a position in the range. */
+#define RG_DEFINE_SIMD_NARROW_EXTREME(N, T, S, B, TMIN, TMAX)                              \
+    RG_AVX512_BW static void simd_narrow_extreme_##N(const T *x, int64_t b, int64_t e,     \
+                                                     int mode, int64_t *pos, T *value)     \
+    {                                                                                      \
+        enum { step = 64 / sizeof(T) };                                                    \
+        bool is_max = mode & 1;                                                            \
+        const __m512i pad = _mm512_set1_epi##B(is_max ? (TMIN) : (TMAX));                  \
+        __m512i v0 = pad, v1 = pad;                                                        \
+        int64_t k = b;                                                                     \
+        for (; k + 2 * step <= e; k += 2 * step) {                                         \
+            RG_RANGE_PREFETCH(x + k);                                                      \
+            RG_RANGE_PREFETCH(x + k + step);                                               \
+            __m512i y0 = _mm512_loadu_si512((const void *)(x + k));                        \
+            __m512i y1 = _mm512_loadu_si512((const void *)(x + k + step));                 \
+            v0 = is_max ? _mm512_max_##S(v0, y0) : _mm512_min_##S(v0, y0);                 \
+            v1 = is_max ? _mm512_max_##S(v1, y1) : _mm512_min_##S(v1, y1);                 \
+        }                                                                                  \
+        for (; k < e; k += step) {                                                         \
+            uint64_t in = e - k >= step ? ~(uint64_t)0 >> (64 - step)                      \
+                                        : ((uint64_t)1 << (e - k)) - 1;                    \
+            __m512i y = _mm512_mask_loadu_epi##B(pad, in, x + k);                          \
+            v0 = is_max ? _mm512_max_##S(v0, y) : _mm512_min_##S(v0, y);                   \
+        }                                                                                  \
+        __m512i v = is_max ? _mm512_max_##S(v0, v1) : _mm512_min_##S(v0, v1);              \
+        __m256i lo = _mm512_castsi512_si256(v), hi = _mm512_extracti64x4_epi64(v, 1);       \
+        __m256i h = is_max ? _mm256_max_##S(lo, hi) : _mm256_min_##S(lo, hi);              \
+        __m128i q = _mm256_castsi256_si128(h), r = _mm256_extracti128_si256(h, 1);          \
+        q = is_max ? _mm_max_##S(q, r) : _mm_min_##S(q, r);                                \
+        for (int shift = 8; shift >= (int)sizeof(T); shift /= 2) {                         \
+            r = shift == 8   ? _mm_srli_si128(q, 8)                                        \
+                : shift == 4 ? _mm_srli_si128(q, 4)                                        \
+                : shift == 2 ? _mm_srli_si128(q, 2)                                        \
+                             : _mm_srli_si128(q, 1);                                       \
+            q = is_max ? _mm_max_##S(q, r) : _mm_min_##S(q, r);                            \
+        }                                                                                  \
+        int lane0 = _mm_cvtsi128_si32(q);                                                  \
+        T best;                                                                            \
+        memcpy(&best, &lane0, sizeof best); /* little-endian: lane 0's low bytes */       \
+        *value = best;                                                                     \
+        *pos = b;                                                                          \
+        if (mode < 2)                                                                      \
+            return;                                                                        \
+        const __m512i want = _mm512_set1_epi##B(best);                                     \
+        for (k = b; k < e; k += step) {                                                    \
+            uint64_t in = e - k >= step ? ~(uint64_t)0 >> (64 - step)                      \
+                                        : ((uint64_t)1 << (e - k)) - 1;                    \
+            uint64_t eq = _mm512_mask_cmpeq_epi##B##_mask(                                 \
+                in, _mm512_maskz_loadu_epi##B(in, x + k), want);                           \
+            if (eq) {                                                                      \
+                *pos = k + __builtin_ctzll(eq);                                            \
+                return;                                                                    \
+            }                                                                              \
+        }                                                                                  \
+    }
+RG_DEFINE_SIMD_NARROW_EXTREME(u8, uint8_t, epu8, 8, 0, UINT8_MAX)
+RG_DEFINE_SIMD_NARROW_EXTREME(i8, int8_t, epi8, 8, INT8_MIN, INT8_MAX)
+RG_DEFINE_SIMD_NARROW_EXTREME(u16, uint16_t, epu16, 16, 0, UINT16_MAX)
+RG_DEFINE_SIMD_NARROW_EXTREME(i16, int16_t, epi16, 16, INT16_MIN, INT16_MAX)
 #endif
 
 /* The count of nonzero elements (count) or the sum of x[b .. e) of dtype t,
@@ -1484,6 +1639,12 @@ static bool simd_count_or_sum(bool count, rg_dtype t, const void *x, int64_t b, 
         if (!have_avx512bw())
             return false;
         r = count ? simd_byte_count(x, b, e) : simd_byte_sum(x, b, e, t == RG_INT8);
+        break;
+    case RG_UINT16:
+    case RG_INT16:
+        if (!have_avx512bw())
+            return false;
+        r = count ? simd_short_count(x, b, e) : simd_short_sum(x, b, e, t == RG_INT16);
         break;
     default: return false;
     }
@@ -1526,6 +1687,30 @@ static bool simd_extreme_range(rg_dtype t, const void *x, int64_t b, int64_t e, 
     return false;
 }
 
+/* The AVX-512BW extreme of 1- and 2-byte values x[b .. e) of dtype t (bool's
+ * is uint8's: e > b, so its identity plays no part): its value, as T, at
+ * *value, and at *pos its first position (argmin, argmax) or b (min, max).
+ * False for other dtypes or where the CPU lacks AVX-512BW. */
+static bool simd_narrow_extreme(rg_dtype t, const void *x, int64_t b, int64_t e, int mode,
+                                int64_t *pos, void *value)
+{
+#if RG_HAVE_SIMD_TILES
+    if (e > b && have_avx512bw()) {
+        switch (t) {
+        case RG_BOOL:
+        case RG_UINT8: simd_narrow_extreme_u8(x, b, e, mode, pos, value); return true;
+        case RG_INT8: simd_narrow_extreme_i8(x, b, e, mode, pos, value); return true;
+        case RG_UINT16: simd_narrow_extreme_u16(x, b, e, mode, pos, value); return true;
+        case RG_INT16: simd_narrow_extreme_i16(x, b, e, mode, pos, value); return true;
+        default: break;
+        }
+    }
+#else
+    (void)t, (void)x, (void)b, (void)e, (void)mode, (void)pos, (void)value;
+#endif
+    return false;
+}
+
 /* The tile for a family, mode, content dtype and offsets dtype on this CPU,
  * or NULL. */
 static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype content,
@@ -1560,19 +1745,26 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         default: break;
         }
     }
-    /* 1-byte values (bool as uint8; any nonzero byte counts as such) */
+    /* 1- and 2-byte values (bool as uint8; any nonzero value counts as such) */
     bool bytes = content == RG_BOOL || content == RG_UINT8 || content == RG_INT8;
-    if (bytes && !have_avx512bw())
+    bool shorts = content == RG_UINT16 || content == RG_INT16;
+    if ((bytes || shorts) && !have_avx512bw())
         return NULL;
     if (family == RG_FAMILY_ARITH && mode == 0 && bytes)
         return content == RG_INT8 ? RG_SIMD_PICK(arith_tile_i8) : RG_SIMD_PICK(arith_tile_u8);
+    if (family == RG_FAMILY_ARITH && mode == 0 && shorts)
+        return content == RG_INT16 ? RG_SIMD_PICK(arith_tile_i16) : RG_SIMD_PICK(arith_tile_u16);
     if (family == RG_FAMILY_LOGIC && bytes)
         return RG_SIMD_PICK(logic_tile_u8);
-    /* bool's min and max have identities (1, 0) that are not uint8's: the
-     * windows keep them; its positions are uint8's */
+    if (family == RG_FAMILY_LOGIC && shorts)
+        return RG_SIMD_PICK(logic_tile_u16);
+    if (family == RG_FAMILY_EXTREME && shorts)
+        return content == RG_INT16 ? RG_SIMD_EXTREME_PICK(i16) : RG_SIMD_EXTREME_PICK(u16);
+    /* bool's max and positions are uint8's; its min's identity (1) is not
+     * uint8's (255), so the windows keep it */
     if (family == RG_FAMILY_EXTREME && bytes)
         return content == RG_INT8 ? RG_SIMD_EXTREME_PICK(i8)
-               : content == RG_UINT8 || mode >= 2 ? RG_SIMD_EXTREME_PICK(u8)
+               : content == RG_UINT8 || mode != 0 ? RG_SIMD_EXTREME_PICK(u8)
                                                   : NULL;
     if (family == RG_FAMILY_LOGIC) {
         switch (content) {
