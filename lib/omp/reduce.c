@@ -1557,13 +1557,17 @@ RG_AVX512_BW static uint64_t simd_short_count(const unsigned short *x, int64_t b
  * integers have no NaN, and ties keep the first).  The second pass stops
  * there, so it reads all of x again only when the extreme comes last.  For
  * min and max *pos is b, a position in the range. */
+#define RG_SIMD_NARROW_8 char /* what _mm512_set1_epi8 and _epi16 take, and their masks */
+#define RG_SIMD_NARROW_16 short
+#define RG_SIMD_MASK_8 __mmask64
+#define RG_SIMD_MASK_16 __mmask32
 #define RG_DEFINE_SIMD_NARROW_EXTREME(N, T, S, B, TMIN, TMAX)                              \
     RG_AVX512_BW static void simd_narrow_extreme_##N(const T *x, int64_t b, int64_t e,     \
                                                      int mode, int64_t *pos, T *value)     \
     {                                                                                      \
         enum { step = 64 / sizeof(T) };                                                    \
         bool is_max = mode & 1;                                                            \
-        const __m512i pad = _mm512_set1_epi##B(is_max ? (TMIN) : (TMAX));                  \
+        const __m512i pad = _mm512_set1_epi##B((RG_SIMD_NARROW_##B)(is_max ? (TMIN) : (TMAX))); \
         __m512i v0 = pad, v1 = pad;                                                        \
         int64_t k = b;                                                                     \
         for (; k + 2 * step <= e; k += 2 * step) {                                         \
@@ -1577,7 +1581,7 @@ RG_AVX512_BW static uint64_t simd_short_count(const unsigned short *x, int64_t b
         for (; k < e; k += step) {                                                         \
             uint64_t in = e - k >= step ? ~(uint64_t)0 >> (64 - step)                      \
                                         : ((uint64_t)1 << (e - k)) - 1;                    \
-            __m512i y = _mm512_mask_loadu_epi##B(pad, in, x + k);                          \
+            __m512i y = _mm512_mask_loadu_epi##B(pad, (RG_SIMD_MASK_##B)in, x + k);        \
             v0 = is_max ? _mm512_max_##S(v0, y) : _mm512_min_##S(v0, y);                   \
         }                                                                                  \
         __m512i v = is_max ? _mm512_max_##S(v0, v1) : _mm512_min_##S(v0, v1);              \
@@ -1599,12 +1603,13 @@ RG_AVX512_BW static uint64_t simd_short_count(const unsigned short *x, int64_t b
         *pos = b;                                                                          \
         if (mode < 2)                                                                      \
             return;                                                                        \
-        const __m512i want = _mm512_set1_epi##B(best);                                     \
+        const __m512i want = _mm512_set1_epi##B((RG_SIMD_NARROW_##B)best);                 \
         for (k = b; k < e; k += step) {                                                    \
             uint64_t in = e - k >= step ? ~(uint64_t)0 >> (64 - step)                      \
                                         : ((uint64_t)1 << (e - k)) - 1;                    \
-            uint64_t eq = _mm512_mask_cmpeq_epi##B##_mask(                                 \
-                in, _mm512_maskz_loadu_epi##B(in, x + k), want);                           \
+            RG_SIMD_MASK_##B m = (RG_SIMD_MASK_##B)in;                                     \
+            uint64_t eq =                                                                  \
+                _mm512_mask_cmpeq_epi##B##_mask(m, _mm512_maskz_loadu_epi##B(m, x + k), want); \
             if (eq) {                                                                      \
                 *pos = k + __builtin_ctzll(eq);                                            \
                 return;                                                                    \
