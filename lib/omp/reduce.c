@@ -979,7 +979,7 @@ RG_DEFINE_SIMD_RANGE(f32, float)
 /* 1- and 2-byte values' lone lanes: out of line, not compiled for AVX-512BW
  * with their tile (clang 14 vectorised the inlined scalar loops there into code
  * its x86 back end then failed to select: "Cannot select: X86ISD::PCMPGT").
- * Ranges of 9 or more elements take the AVX-512BW ones anyway. */
+ * Long ranges take the AVX-512BW ones anyway. */
 #define RG_DEFINE_LONE_BYTES(F, N)                                                         \
     static __attribute__((noinline)) void simd_lone_##F##_##N(F##_acc_##N *a, const void *x, \
                                                               int64_t b, int64_t e, int mode) \
