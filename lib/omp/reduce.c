@@ -1492,47 +1492,44 @@ RG_DEFINE_SIMD_INT_SUM(x64, long long, RG_SIMD_MLOAD_i64)
 RG_DEFINE_SIMD_INT_SUM(i32, int, RG_SIMD_MLOAD_i32)
 RG_DEFINE_SIMD_INT_SUM(u32, int, RG_SIMD_MLOAD_u32)
 
-/* 1-byte values 64 at a time (AVX-512BW), the lanes past e loaded as 0.
- * Sums: each 8 bytes added into a 64-bit lane as unsigned (sad against 0),
- * then for int8 256 taken back for each negative one.  Counts of nonzero
- * bytes: popcnt of the test's mask. */
-RG_AVX512_BW static inline __m512i simd_bytes(const unsigned char *x, int64_t k, int64_t e)
-{
-    __mmask64 in = e - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (e - k)) - 1;
-    RG_RANGE_PREFETCH(x + k);
-    return _mm512_maskz_loadu_epi8(in, x + k);
-}
+/* 1- and 2-byte values 64 bytes at a time (AVX-512BW), the lanes past e
+ * loaded as 0: simd_load_B (B bits a value) and the count of nonzero ones
+ * (popcnt of the test's mask).  Sums: each 8 bytes added into a 64-bit
+ * lane as unsigned (sad against 0), or each pair of 2-byte values into a
+ * 32-bit lane (at most 2 * 65535) and those pairs into 64-bit lanes; then
+ * for int8 256, for int16 65536, taken back for each negative value. */
+#define RG_DEFINE_SIMD_NARROW_COUNT(B, T, MASK)                                            \
+    RG_AVX512_BW static inline __m512i simd_load_##B(const T *x, int64_t k, int64_t e)     \
+    {                                                                                      \
+        enum { step = 64 / sizeof(T) };                                                    \
+        uint64_t in = e - k >= step ? ~(uint64_t)0 >> (64 - step)                          \
+                                    : ((uint64_t)1 << (e - k)) - 1;                        \
+        RG_RANGE_PREFETCH(x + k);                                                          \
+        return _mm512_maskz_loadu_epi##B((MASK)in, x + k);                                 \
+    }                                                                                      \
+    RG_AVX512_BW static uint64_t simd_count_##B(const T *x, int64_t b, int64_t e)          \
+    {                                                                                      \
+        uint64_t n = 0;                                                                    \
+        for (int64_t k = b; k < e; k += 64 / sizeof(T)) {                                  \
+            __m512i v = simd_load_##B(x, k, e);                                            \
+            n += (uint64_t)__builtin_popcountll(_mm512_test_epi##B##_mask(v, v));          \
+        }                                                                                  \
+        return n;                                                                          \
+    }
+RG_DEFINE_SIMD_NARROW_COUNT(8, unsigned char, __mmask64)
+RG_DEFINE_SIMD_NARROW_COUNT(16, unsigned short, __mmask32)
 RG_AVX512_BW static uint64_t simd_byte_sum(const unsigned char *x, int64_t b, int64_t e,
                                            bool is_signed)
 {
     __m512i acc = _mm512_setzero_si512();
     uint64_t negative = 0;
     for (int64_t k = b; k < e; k += 64) {
-        __m512i v = simd_bytes(x, k, e);
+        __m512i v = simd_load_8(x, k, e);
         acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
         if (is_signed)
             negative += (uint64_t)__builtin_popcountll(_mm512_movepi8_mask(v));
     }
     return simd_lanes_sum(acc) - 256 * negative;
-}
-RG_AVX512_BW static uint64_t simd_byte_count(const unsigned char *x, int64_t b, int64_t e)
-{
-    uint64_t n = 0;
-    for (int64_t k = b; k < e; k += 64) {
-        __m512i v = simd_bytes(x, k, e);
-        n += (uint64_t)__builtin_popcountll(_mm512_test_epi8_mask(v, v));
-    }
-    return n;
-}
-
-/* 2-byte values 32 at a time, as the bytes: sums add each pair of values
- * into a 32-bit lane (at most 2 * 65535), and those pairs into 64-bit lanes,
- * as unsigned; for int16 65536 is then taken back for each negative one. */
-RG_AVX512_BW static inline __m512i simd_shorts(const unsigned short *x, int64_t k, int64_t e)
-{
-    __mmask32 in = e - k >= 32 ? ~(__mmask32)0 : (__mmask32)(((uint64_t)1 << (e - k)) - 1);
-    RG_RANGE_PREFETCH(x + k);
-    return _mm512_maskz_loadu_epi16(in, x + k);
 }
 RG_AVX512_BW static uint64_t simd_short_sum(const unsigned short *x, int64_t b, int64_t e,
                                             bool is_signed)
@@ -1541,7 +1538,7 @@ RG_AVX512_BW static uint64_t simd_short_sum(const unsigned short *x, int64_t b, 
     __m512i acc = _mm512_setzero_si512();
     uint64_t negative = 0;
     for (int64_t k = b; k < e; k += 32) {
-        __m512i v = simd_shorts(x, k, e);
+        __m512i v = simd_load_16(x, k, e);
         __m512i pair = _mm512_add_epi32(_mm512_and_si512(v, low16), _mm512_srli_epi32(v, 16));
         acc = _mm512_add_epi64(acc, _mm512_add_epi64(_mm512_and_si512(pair, low32),
                                                      _mm512_srli_epi64(pair, 32)));
@@ -1549,15 +1546,6 @@ RG_AVX512_BW static uint64_t simd_short_sum(const unsigned short *x, int64_t b, 
             negative += (uint64_t)__builtin_popcount(_mm512_movepi16_mask(v));
     }
     return simd_lanes_sum(acc) - 65536 * negative;
-}
-RG_AVX512_BW static uint64_t simd_short_count(const unsigned short *x, int64_t b, int64_t e)
-{
-    uint64_t n = 0;
-    for (int64_t k = b; k < e; k += 32) {
-        __m512i v = simd_shorts(x, k, e);
-        n += (uint64_t)__builtin_popcount(_mm512_test_epi16_mask(v, v));
-    }
-    return n;
 }
 
 /* min 0, max 1, argmin 2, argmax 3 of 1- and 2-byte values x[b .. e) (N, T;
@@ -1654,13 +1642,13 @@ static bool simd_count_or_sum(bool count, rg_dtype t, const void *x, int64_t b, 
     case RG_INT8:
         if (!have_avx512bw())
             return false;
-        r = count ? simd_byte_count(x, b, e) : simd_byte_sum(x, b, e, t == RG_INT8);
+        r = count ? simd_count_8(x, b, e) : simd_byte_sum(x, b, e, t == RG_INT8);
         break;
     case RG_UINT16:
     case RG_INT16:
         if (!have_avx512bw())
             return false;
-        r = count ? simd_short_count(x, b, e) : simd_short_sum(x, b, e, t == RG_INT16);
+        r = count ? simd_count_16(x, b, e) : simd_short_sum(x, b, e, t == RG_INT16);
         break;
     default: return false;
     }
