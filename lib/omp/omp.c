@@ -716,59 +716,80 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
 #define RG_SET1_i32(x) _mm512_set1_epi32((int)(x))
 #define RG_SET1_i64(x) _mm512_set1_epi64((long long)(x))
 
-/* The marks of flood_window: s - i (ids) or o[s] - o[i] at o[s] - kw, for
- * the segments s > i that start before ke; returns the first segment past
+/* The marks of flood_window: s (ids) or o[s] - epoch at o[s] - kw, for the
+ * segments s > i that start before ke; returns the first segment past
  * them.  A function of its own: inlined, its loop spilled a register and
  * the window took 1.3 times as long on segments of 1 to 8 elements. */
 #define RG_DEFINE_FLOOD_MARKS(IN, IT)                                                      \
     __attribute__((noinline)) static int64_t flood_marks_##IN(                             \
         int32_t *restrict marks, const IT *restrict o, int64_t i, int64_t kw, int64_t ke,  \
-        bool ids)                                                                          \
+        bool ids, int64_t epoch)                                                           \
     {                                                                                      \
         int64_t s = i + 1;                                                                 \
         if (ids) {                                                                         \
             for (int64_t start; (start = o[s]) < ke; s++)                                  \
-                marks[start - kw] = (int32_t)(s - i);                                      \
+                marks[start - kw] = (int32_t)s;                                            \
         } else {                                                                           \
-            int64_t base = o[i];                                                           \
             for (int64_t start; (start = o[s]) < ke; s++)                                  \
-                marks[start - kw] = (int32_t)(start - base);                               \
+                marks[start - kw] = (int32_t)(start - epoch);                              \
         }                                                                                  \
         return s;                                                                          \
     }
 RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
 
+/* How far past its epoch a mark of flood_window may be: what int32 holds.
+ * A test build sets less, to take the paths that need 2^31 elements. */
+#ifndef RG_OMP_FLOOD_SPAN
+#define RG_OMP_FLOOD_SPAN INT32_MAX
+#endif
+
+/* The epoch of flood_window's marks for a window ending at ke whose first
+ * segment starts at start: kept while ke is at most RG_OMP_FLOOD_SPAN
+ * elements past it, else start, with the marks (nbytes) cleared, as they
+ * hold marks of the old one. */
+static inline int64_t flood_epoch(int32_t *marks, size_t nbytes, int64_t epoch, int64_t start,
+                                  int64_t ke)
+{
+    if (ke - epoch <= RG_OMP_FLOOD_SPAN)
+        return epoch;
+    memset(marks, 0, nbytes);
+    return start;
+}
+
 /* A window kw .. ke-1 that holds segment ends, from segment i (the one
- * holding kw), as a flood (see FLOOD), in int32 marks relative to i: each
- * later segment s starting in the window writes s - i (parents) or
- * o[s] - o[i] (local, starts) at its start, an empty segment before the one
- * that starts where it does; a max-scan of the marks from 0 then gives
- * parents as i + mark, starts as o[i] + mark and local as k - o[i] - mark,
- * streamed as lines.  marks is all zero on entry and on return (the scan
- * clears what it read).  The cost is a store per segment and a few
- * instructions per 16 elements, whatever the lengths: blocks of values per
- * segment (merge_stream_short) cost 1.5 times as much on segments of 1 to
- * 8 elements.
+ * holding kw), as a flood (see FLOOD), in int32 marks: each later segment s
+ * starting in the window writes s (parents) or o[s] - epoch (local,
+ * starts) at its start, an empty segment before the one that starts where
+ * it does; a max-scan of the marks from i (o[i] - epoch) then gives
+ * parents as the mark, starts as epoch + mark and local as
+ * k - epoch - mark, streamed as lines.  The marks are not cleared: what
+ * earlier windows of the caller left there (marks made with the same
+ * epoch, or 0) is at most the scan's start, since those segments start
+ * before kw.  Not clearing them took parents and local index on
+ * half-empty, short and power-law lengths 0.97x to 0.99x the time (Intel
+ * Xeon, 10^8 int64, paired; flood_epoch).  The cost is a store per
+ * segment and a few instructions per 16 elements, whatever the lengths:
+ * blocks of values per segment (merge_stream_short) cost 1.5 times as
+ * much on segments of 1 to 8 elements.
  * Returns the segment holding ke - 1, or -1 with nothing written where a
  * mark may not fit in int32: ids is false (some segment id of the call
- * does not fit) and the kind is parents, or segment i starts 2^31 or more
- * elements before ke. */
+ * does not fit) and the kind is parents, or ke is more than
+ * RG_OMP_FLOOD_SPAN elements past epoch. */
 #define RG_DEFINE_FLOOD_WINDOW(ON, OT, IN, IT)                                             \
     __attribute__((target("avx512f"))) static int64_t flood_window_##ON##_##IN(            \
         OT *out, int32_t *restrict marks, const IT *restrict o, int64_t i, int64_t kw,     \
-        int64_t ke, rg_elem_kind kind, bool ids, bool stream)                              \
+        int64_t ke, rg_elem_kind kind, bool ids, bool stream, int64_t epoch)               \
     {                                                                                      \
         enum { L = 64 / sizeof(OT) };                                                      \
         bool parents = kind == RG_ELEM_PARENTS, local = kind == RG_ELEM_LOCAL;             \
-        int64_t base = parents ? i : (int64_t)o[i];                                        \
-        if (parents ? !ids : ke - base > INT32_MAX)                                        \
+        int64_t base = parents ? 0 : epoch;                                                \
+        if (parents ? !ids : ke - epoch > RG_OMP_FLOOD_SPAN)                               \
             return -1;                                                                     \
-        int64_t s = flood_marks_##IN(marks, o, i, kw, ke, parents);                       \
-        int32_t run = 0;                                                                   \
+        int64_t s = flood_marks_##IN(marks, o, i, kw, ke, parents, epoch);                \
+        int32_t run = (int32_t)(parents ? i : (int64_t)o[i] - epoch);                      \
         int64_t k = kw;                                                                    \
         for (; k < ke && (k + 16 > ke || ((uintptr_t)(out + k) & 63)); k++) {              \
             run = marks[k - kw] > run ? marks[k - kw] : run;                               \
-            marks[k - kw] = 0;                                                             \
             out[k] = (OT)(local ? k - base - run : base + run);                            \
         }                                                                                  \
         OT first[16];                                                                      \
@@ -780,7 +801,6 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
         for (; k + 16 <= ke; k += 16) {                                                    \
             int32_t *m = marks + (k - kw);                                                 \
             __m512i r = scan_line(_mm512_loadu_si512((const void *)m));                    \
-            _mm512_storeu_si512((void *)m, _mm512_setzero_si512());                        \
             flood_store_##ON(out + k, &a0, &a1, _mm512_max_epi32(r, vrun), local, step,    \
                              stream);                                                      \
             /* from r, not the stored max: the lines carry one max, not a chain */         \
@@ -789,7 +809,6 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
         run = _mm512_reduce_max_epi32(vrun);                                               \
         for (; k < ke; k++) {                                                              \
             run = marks[k - kw] > run ? marks[k - kw] : run;                               \
-            marks[k - kw] = 0;                                                             \
             out[k] = (OT)(local ? k - base - run : base + run);                            \
         }                                                                                  \
         return s - 1;                                                                      \
@@ -805,10 +824,10 @@ static void stream_copy_lines(void *dst, const void *src, size_t nbytes)
     static int64_t flood_window_##ON##_##IN(OT *out, int32_t *restrict marks,             \
                                             const IT *restrict o, int64_t i, int64_t kw,   \
                                             int64_t ke, rg_elem_kind kind, bool ids,       \
-                                            bool stream)                                   \
+                                            bool stream, int64_t epoch)                    \
     {                                                                                      \
         (void)out, (void)marks, (void)o, (void)i, (void)kw, (void)ke, (void)kind, (void)ids; \
-        (void)stream;                                                                      \
+        (void)stream, (void)epoch;                                                         \
         return -1; /* never called */                                                      \
     }
 
@@ -863,6 +882,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         OT buf[RG_OMP_WINDOW] __attribute__((aligned(64)));                                \
         int32_t marks[RG_OMP_WINDOW];                                                      \
         bool lines = have_avx512();                                                        \
+        int64_t epoch = o[i];                                                              \
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
@@ -876,9 +896,9 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
                 int64_t end = (int64_t)o[i + 1] < k1 ? (int64_t)o[i + 1] : k1;             \
                 ke = end == k1 ? k1 : end / RG_OMP_WINDOW * RG_OMP_WINDOW;                 \
                 stream_run_##ON(out, kw, ke, i, o[i], kind, true);                         \
-            } else if (lines &&                                                            \
-                       (j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids,  \
-                                                     true)) >= 0) {                        \
+            } else if (lines && (epoch = flood_epoch(marks, sizeof marks, epoch, o[i], ke), \
+                                 j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke,    \
+                                                              kind, ids, true, epoch)) >= 0) { \
                 i = j;                                                                     \
             } else {                                                                       \
                 j = segment_from_##IN(o, i, last, ke - 1);                                 \
@@ -937,6 +957,7 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
         const int64_t win = stream ? RG_OMP_WINDOW : RG_OMP_WINDOW_CACHED;                 \
         bool lines = have_avx512(), l2 = prefetch_l2();                                    \
         uintptr_t pf = ((uintptr_t)(o + i) | 63) + 1 + RG_OMP_OFFSETS_AHEAD;               \
+        int64_t epoch = o[i];                                                              \
         if (lines)                                                                         \
             memset(marks, 0, sizeof marks);                                                \
         for (int64_t kw = k0; kw < k1;) {                                                  \
@@ -967,9 +988,12 @@ static void stream_out(void *dst, const void *buf, size_t nbytes, bool lines, bo
                 kw = ke;                                                                   \
                 continue;                                                                  \
             }                                                                              \
-            int64_t j = lines && !unit ? flood_window_##ON##_##IN(out, marks, o, i, kw, ke, \
-                                                                  kind, ids, stream)       \
-                                       : -1;                                               \
+            int64_t j = -1;                                                                \
+            if (lines && !unit) {                                                          \
+                epoch = flood_epoch(marks, sizeof marks, epoch, o[i], ke);                 \
+                j = flood_window_##ON##_##IN(out, marks, o, i, kw, ke, kind, ids, stream,  \
+                                             epoch);                                       \
+            }                                                                              \
             if (j >= 0) {                                                                  \
                 i = j;                                                                     \
                 kw = ke;                                                                   \
