@@ -606,6 +606,25 @@ _Static_assert((RG_OMP_WINDOW & (RG_OMP_WINDOW - 1)) == 0 &&
  * time, and a pass through the buffer only adds to it (BENCHMARKS.md). */
 #define RG_OMP_WINDOW_SHORT 16
 
+/* How far past its epoch a mark of flood_window may be: what int32 holds.
+ * A test build sets less, to take the paths that need 2^31 elements. */
+#ifndef RG_OMP_FLOOD_SPAN
+#define RG_OMP_FLOOD_SPAN INT32_MAX
+#endif
+
+/* The epoch of flood_window's marks for a window ending at ke whose first
+ * segment starts at start: kept while ke is at most RG_OMP_FLOOD_SPAN
+ * elements past it, else start, with the marks (nbytes) cleared, as they
+ * hold marks of the old one. */
+static inline int64_t flood_epoch(int32_t *marks, size_t nbytes, int64_t epoch, int64_t start,
+                                  int64_t ke)
+{
+    if (ke - epoch <= RG_OMP_FLOOD_SPAN)
+        return epoch;
+    memset(marks, 0, nbytes);
+    return start;
+}
+
 #if RG_OMP_HAVE_STREAM && defined(__GNUC__)
 #include <immintrin.h>
 /* A 64-byte line v to the aligned p: streamed where stream is set, else a
@@ -736,25 +755,6 @@ __attribute__((target("avx512f"))) static inline void flood_store_i64(
         return s;                                                                          \
     }
 RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
-
-/* How far past its epoch a mark of flood_window may be: what int32 holds.
- * A test build sets less, to take the paths that need 2^31 elements. */
-#ifndef RG_OMP_FLOOD_SPAN
-#define RG_OMP_FLOOD_SPAN INT32_MAX
-#endif
-
-/* The epoch of flood_window's marks for a window ending at ke whose first
- * segment starts at start: kept while ke is at most RG_OMP_FLOOD_SPAN
- * elements past it, else start, with the marks (nbytes) cleared, as they
- * hold marks of the old one. */
-static inline int64_t flood_epoch(int32_t *marks, size_t nbytes, int64_t epoch, int64_t start,
-                                  int64_t ke)
-{
-    if (ke - epoch <= RG_OMP_FLOOD_SPAN)
-        return epoch;
-    memset(marks, 0, nbytes);
-    return start;
-}
 
 /* A window kw .. ke-1 that holds segment ends, from segment i (the one
  * holding kw), as a flood (see FLOOD), in int32 marks: each later segment s
