@@ -766,8 +766,9 @@ RG_EACH_TYPE(RG_DEFINE_FLOOD_MARKS)
  * earlier windows of the caller left there (marks made with the same
  * epoch, or 0) is at most the scan's start, since those segments start
  * before kw.  Not clearing them took parents and local index on
- * half-empty, short and power-law lengths 0.97x to 0.99x the time (Intel
- * Xeon, 10^8 int64, paired; flood_epoch).  The cost is a store per
+ * half-empty, short and power-law lengths 0.96x to 0.99x the time (Intel
+ * Xeon, 10^8 int64, paired).  The callers keep the epoch (flood_epoch):
+ * called in here, it took the same lengths 1.02x to 1.03x the time.  The cost is a store per
  * segment and a few instructions per 16 elements, whatever the lengths:
  * blocks of values per segment (merge_stream_short) cost 1.5 times as
  * much on segments of 1 to 8 elements.
