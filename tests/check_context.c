@@ -165,10 +165,10 @@ START_TEST(test_env_bogus)
 }
 END_TEST
 
-/* The switches read where they are used (RAGGED_AVX512 at an OpenMP
- * context's first op, RAGGED_CACHE at each build, RAGGED_OPENCL_CPU_KERNELS
- * for an OpenCL context on a CPU) are checked when a context of their
- * backend is created: unset, empty, 0 and 1 are fine, a typo is RG_EINVAL
+/* The switches read where they are used (RAGGED_AVX512 and
+ * RAGGED_AVX512_VBMI at an OpenMP context's first op, RAGGED_CACHE at each
+ * build, RAGGED_OPENCL_CPU_KERNELS for an OpenCL context on a CPU) are
+ * checked when a context of their backend is created: unset, empty, 0 and 1 are fine, a typo is RG_EINVAL
  * naming the variable, not the default. */
 START_TEST(test_env_switches)
 {
@@ -176,6 +176,7 @@ START_TEST(test_env_switches)
         const char *name;
         rg_backend backend;
     } vars[] = {{"RAGGED_AVX512", RG_BACKEND_OPENMP},
+                {"RAGGED_AVX512_VBMI", RG_BACKEND_OPENMP},
                 {"RAGGED_CACHE", RG_BACKEND_OPENCL},
                 {"RAGGED_OPENCL_CPU_KERNELS", RG_BACKEND_OPENCL}};
     static const char *const good[] = {"0", "1", ""};

@@ -1367,6 +1367,64 @@ START_TEST(test_reduce_logic_tiles)
 }
 END_TEST
 
+/* Sums, count_nonzero, any and all of 1-byte values (bool, uint8, int8),
+ * every value of the byte from -128 or 0 up, a third of them 0, on tiles
+ * (8 segments) of 0 to 8 elements each (spans of up to 64 bytes), of 0 to
+ * 16 (up to 128), of exactly 8 and exactly 16 (spans of 64 and 128), half
+ * empty, and with one segment of 25 to 40 (a lone lane): on OpenMP with
+ * AVX-512 VBMI, where it has it (its byte permutes take the tiles of up to
+ * 16 elements a segment), then with RAGGED_AVX512_VBMI=0 (the tiles of
+ * 8 rows).  Both policies, int32 and int64 offsets. */
+static int64_t byte_tile_length(size_t i, uint64_t r)
+{
+    switch ((i / 8) % 6) { /* per tile of 8 */
+    case 0: return (int64_t)(r % 9);
+    case 1: return (int64_t)(r % 17);
+    case 2: return 8;
+    case 3: return 16;
+    case 4: return r % 2 ? 0 : 1 + (int64_t)(r / 2 % 15);
+    default: return i % 8 == 5 ? 25 + (int64_t)(r % 16) : (int64_t)(r % 17);
+    }
+}
+START_TEST(test_reduce_byte_tiles)
+{
+    if (_i >= N_POLICIES)
+        test_setenv("RAGGED_AVX512_VBMI", "0");
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    static const rg_reduce_op ops[4] = {RG_REDUCE_SUM, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY,
+                                        RG_REDUCE_ALL};
+    static const rg_dtype types[3] = {RG_BOOL, RG_UINT8, RG_INT8};
+    size_t nsegs = 8 * 6 * 40 + 5;
+    int64_t *len = lengths_by(nsegs, 31 + (uint64_t)_i, byte_tile_length);
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    for (int d = 0; d < 3; d++) {
+        rg_array *offsets =
+            test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+        unsigned char *xh = malloc(n + 1);
+        ck_assert_ptr_nonnull(xh);
+        uint64_t state = 71 + (uint64_t)d;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t r = test_rand(&state);
+            /* bool's bytes are 0 or 1; the others take every byte */
+            xh[k] = r % 3 == 0 ? 0 : types[d] == RG_BOOL ? 1 : (unsigned char)(r >> 8);
+        }
+        rg_array *content = NULL;
+        ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
+        for (int o = 0; o < 4; o++)
+            check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
+                     _i >= N_POLICIES ? "byte tiles, no VBMI" : "byte tiles");
+        rg_array_free(content);
+        rg_array_free(offsets);
+        free(xh);
+    }
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Regular offsets, every segment of one length: the OpenMP merge path
  * reduces segments of up to 8 elements from offsets it makes in blocks of
  * 4096 segments (regular_F of lib/omp/reduce.c), never reading them.
@@ -1743,6 +1801,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_tile_blocks, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_extreme_limits, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_logic_tiles, 0, TEST_NBACKENDS * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_byte_tiles, 0, 2 * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_narrow_extremes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);

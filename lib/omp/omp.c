@@ -1808,10 +1808,13 @@ static const rg_ops omp_ops = {
 
 rg_status rg_omp_init(rg_context *ctx)
 {
-    /* Read again at each op (stream_output) and at the first (RAGGED_AVX512); checked here. */
+    /* Read again at each op (stream_output) and at the first (RAGGED_AVX512,
+     * RAGGED_AVX512_VBMI); checked here. */
     rg_status st = rg_env_switch(ctx, "RAGGED_OMP_STREAM", NULL);
     if (st == RG_OK)
         st = rg_env_switch(ctx, "RAGGED_AVX512", NULL);
+    if (st == RG_OK)
+        st = rg_env_switch(ctx, "RAGGED_AVX512_VBMI", NULL);
     if (st != RG_OK)
         return st;
     ctx->ops = &omp_ops;

@@ -150,6 +150,13 @@ static inline bool find_avx512bw(void)
 {
     return find_avx512() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt");
 }
+/* AVX-512 VBMI's byte permutes beside those (Ice Lake and Zen 4 on, not
+ * Skylake-X or Cascade Lake), and not where RAGGED_AVX512_VBMI is 0. */
+static inline bool find_avx512vbmi(void)
+{
+    return find_avx512bw() && __builtin_cpu_supports("avx512vbmi") &&
+           !rg_env_off("RAGGED_AVX512_VBMI");
+}
 static inline bool find_intel(void) { return __builtin_cpu_is("intel"); }
 #endif
 
@@ -270,6 +277,19 @@ static inline bool have_avx512bw(void)
 #if defined(__x86_64__) && defined(__GNUC__)
     static int known;
     return cpu_fact(&known, find_avx512bw);
+#else
+    return false;
+#endif
+}
+
+/* Whether the CPU also runs the paths built with
+ * __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))): the
+ * reductions of 1-byte values in segments of up to 8 elements. */
+static inline bool have_avx512vbmi(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int known;
+    return cpu_fact(&known, find_avx512vbmi);
 #else
     return false;
 #endif

@@ -562,6 +562,12 @@ _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 #define RG_AVX512_b8 RG_AVX512_BW
 #define RG_AVX512_i16 RG_AVX512_BW
 #define RG_AVX512_u16 RG_AVX512_BW
+/* pu8 and pi8: the tiles of uint8 (bool) and int8 values that also take
+ * AVX-512 VBMI's byte permutes (simd_packed_bytes), where have_avx512vbmi();
+ * the rest of their code is u8's and i8's. */
+#define RG_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt")))
+#define RG_AVX512_pu8 RG_AVX512_VBMI
+#define RG_AVX512_pi8 RG_AVX512_VBMI
 
 /* Starts of the 8 segments from o (and their ends, from o + 1). */
 RG_AVX512 static inline __m512i simd_starts_i64(const int64_t *o)
@@ -797,6 +803,8 @@ RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i8(__mmask8 k, const signed char *p
     return _mm512_cvtepi8_epi64(_mm512_castsi512_si128(r));
 }
 #define simd_row_b8 simd_row_u8
+#define simd_row_pu8 simd_row_u8
+#define simd_row_pi8 simd_row_i8
 RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_u16(__mmask8 k, const unsigned short *p,
                                                  long long pad)
 {
@@ -810,6 +818,64 @@ RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i16(__mmask8 k, const short *p, lon
 }
 #define RG_SIMD_BITS_PD(v) _mm512_castpd_si512(v)
 #define RG_SIMD_BITS_EPI64(v) (v)
+#define RG_SIMD_FROM_PD(v) _mm512_castsi512_pd(v)
+#define RG_SIMD_FROM_EPI64(v) (v)
+
+/* The sums of the 8 bytes of each 64-bit lane of v (vpsadbw): as unsigned
+ * bytes (what 0), as signed ones (1: each biased by 128 to an unsigned
+ * one, the 8 biases taken off), or the count of those not zero (2). */
+RG_AVX512_VBMI static inline __m512i simd_packed_sum(__m512i v, int what)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    if (what == 1)
+        return _mm512_sub_epi64(_mm512_sad_epu8(_mm512_xor_si512(v, _mm512_set1_epi8(-128)), zero),
+                                _mm512_set1_epi64(8 * 128));
+    if (what == 2)
+        v = _mm512_min_epu8(v, _mm512_set1_epi8(1));
+    return _mm512_sad_epu8(v, zero);
+}
+
+/* The 64-bit lanes' sums of a tile of 1-byte values whose segments have at
+ * most 16 elements each (their span, at most 128, from base; starts s,
+ * lengths len, longest): lane j sums segment j's elements as unsigned bytes
+ * (what 0), signed ones (1), or its nonzero elements as 1s (2).  The span
+ * is loaded once, as two registers, and each lane's first 8 elements (then
+ * the next 8, where longest > 8) put in its 8 bytes by a byte permute
+ * (AVX-512 VBMI), zeros past its length, and summed by vpsadbw: in place
+ * of 8 masked rows of 8 elements, their widening and their transpose.  Not
+ * always inlined: the tiles of other dtypes (not built for VBMI) hold a
+ * call to it that is never made. */
+RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t base, int64_t span,
+                                                      __m512i s, __m512i len, int64_t longest,
+                                                      int what)
+{
+    /* byte 0 of each 64-bit lane to all 8 of its bytes (vpshufb picks within
+     * 16-byte lanes, two 64-bit lanes each) */
+    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
+                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
+    const __m512i step = _mm512_set1_epi64(0x0706050403020100LL); /* byte m: m */
+    const __m512i eight = _mm512_set1_epi8(8);
+    /* byte m of lane j: where element m of segment j lies in the span, and
+     * whether it is one (m < len) */
+    __m512i at = _mm512_add_epi8(
+        _mm512_shuffle_epi8(_mm512_sub_epi64(s, _mm512_set1_epi64(base)), spread), step);
+    __m512i lens = _mm512_shuffle_epi8(len, spread);
+    uintptr_t p = (uintptr_t)x + (uintptr_t)base; /* as integers: p + 64 may lie past x */
+    __m512i lo = _mm512_maskz_loadu_epi8(span >= 64 ? ~0ULL : (1ULL << span) - 1,
+                                         (const void *)p);
+    if (longest <= 8) /* span <= 64: one register, one half */
+        return simd_packed_sum(_mm512_maskz_permutexvar_epi8(_mm512_cmpgt_epi8_mask(lens, step),
+                                                             at, lo),
+                               what);
+    int64_t rest = span - 64 > 0 ? span - 64 : 0;
+    __m512i hi = _mm512_maskz_loadu_epi8(rest >= 64 ? ~0ULL : (1ULL << rest) - 1,
+                                         (const void *)(p + 64));
+    __m512i first = _mm512_maskz_permutex2var_epi8(_mm512_cmpgt_epi8_mask(lens, step), lo, at, hi);
+    __m512i second = _mm512_maskz_permutex2var_epi8(
+        _mm512_cmpgt_epi8_mask(_mm512_sub_epi8(lens, eight), step), lo,
+        _mm512_add_epi8(at, eight), hi);
+    return _mm512_add_epi64(simd_packed_sum(first, what), simd_packed_sum(second, what));
+}
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
  * (24 shuffles). */
@@ -997,6 +1063,20 @@ RG_DEFINE_LONE_BYTES(arith, i16)
 RG_DEFINE_LONE_BYTES(logic, u16)
 RG_DEFINE_LONE_BYTES(extreme, u16)
 RG_DEFINE_LONE_BYTES(extreme, i16)
+/* The VBMI tiles' other parts: uint8's and int8's. */
+#define arith_acc_pu8 arith_acc_u8
+#define arith_acc_pi8 arith_acc_i8
+#define arith_ident_pu8 arith_ident_u8
+#define arith_ident_pi8 arith_ident_i8
+#define logic_acc_pu8 logic_acc_u8
+#define logic_ident_pu8 logic_ident_u8
+#define simd_lone_range_pu8 simd_lone_arith_u8
+#define simd_lone_range_pi8 simd_lone_arith_i8
+#define simd_lone_logic_pu8 simd_lone_logic_u8
+#define simd_store_pu8 simd_store
+#define simd_store_pi8 simd_store
+#define RG_SIMD_LOAD_pu8 RG_SIMD_LOAD_u8
+#define RG_SIMD_LOAD_pi8 RG_SIMD_LOAD_i8
 #define simd_lone_extreme_f64 extreme_range_f64
 #define simd_lone_extreme_f32 extreme_range_f32
 #define simd_lone_extreme_i64 extreme_range_i64
@@ -1028,7 +1108,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * one port; rows took float64 sums on half-empty lengths 0.80x the time,
  * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
  * thirty-seventh session). */
-#define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD)                                     \
+#define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, PACKED)                             \
     RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
@@ -1043,6 +1123,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
         (void)span;                                                                        \
         if (unit) {                                                                        \
             RG_SIMD_FOLD_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);             \
+        } else if (PACKED && !lonely && longest <= 16) {                                   \
+            acc = RG_SIMD_FROM_##L(                                                        \
+                simd_packed_bytes(x, base, span, s, len, longest, (T)-1 < 0));             \
         } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
             RG_SIMD_ROWS(N, T, RG_SIMD_FOLD_##L, prod)                                     \
         }                                                                                  \
@@ -1120,11 +1203,11 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
 #define RG_SIMD_FOLD_EPI64(y, c) (acc = _mm512_add_epi64(acc, y)) /* integer tiles only sum */
 
 #define RG_DEFINE_SIMD_TILES(IN, IT)                                                       \
-    RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1)                              \
-    RG_DEFINE_SIMD_ARITH(IN, IT, f32, float, __m512d, PD, 1)                               \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i64, long long, __m512i, EPI64, 0)                        \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i32, int, __m512i, EPI64, 0)                              \
-    RG_DEFINE_SIMD_ARITH(IN, IT, u32, int, __m512i, EPI64, 0)                              \
+    RG_DEFINE_SIMD_ARITH(IN, IT, f64, double, __m512d, PD, 1, 0)                           \
+    RG_DEFINE_SIMD_ARITH(IN, IT, f32, float, __m512d, PD, 1, 0)                            \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i64, long long, __m512i, EPI64, 0, 0)                     \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i32, int, __m512i, EPI64, 0, 0)                           \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u32, int, __m512i, EPI64, 0, 0)                           \
     RG_DEFINE_SIMD_EXTREME(IN, IT, f64, double, __m512d, pd, _mm512_set1_pd, -INFINITY,    \
                            INFINITY, 1)                                                    \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i64, long long, __m512i, epi64, _mm512_set1_epi64,      \
@@ -1137,24 +1220,27 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
                            INT32_MAX, 0)                                                   \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u32, int, __m512i, epi64, _mm512_set1_epi64, 0,         \
                            UINT32_MAX, 0)                                                  \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, f64, double, PD)                                          \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, f32, float, PD)                                           \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, i64, long long, EPI64)                                    \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u64, long long, EPI64)                                    \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, i32, int, EPI64)                                          \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64)                                          \
-    RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0)                     \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0)                       \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64)                                 \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, f64, double, PD, 0)                                       \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, f32, float, PD, 0)                                        \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, i64, long long, EPI64, 0)                                 \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u64, long long, EPI64, 0)                                 \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, i32, int, EPI64, 0)                                       \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64, 0)                                       \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0, 0)                  \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0, 0)                    \
+    RG_DEFINE_SIMD_ARITH(IN, IT, pu8, unsigned char, __m512i, EPI64, 0, 1)                 \
+    RG_DEFINE_SIMD_ARITH(IN, IT, pi8, signed char, __m512i, EPI64, 0, 1)                   \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, pu8, unsigned char, EPI64, 1)                             \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64, 0)                              \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
                            UINT8_MAX, 0)                                                   \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i8, signed char, __m512i, epi64, _mm512_set1_epi64,     \
                            INT8_MIN, INT8_MAX, 0)                                          \
     RG_DEFINE_SIMD_EXTREME(IN, IT, b8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
                            UINT8_MAX, 0)                                                   \
-    RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0)                   \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0)                            \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64)                               \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0, 0)                \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0, 0)                         \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64, 0)                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u16, unsigned short, __m512i, epi64, _mm512_set1_epi64, \
                            0, UINT16_MAX, 0)                                               \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i16, short, __m512i, epi64, _mm512_set1_epi64,          \
@@ -1266,7 +1352,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * adds 1 to the lanes whose element is not zero (NaN is not zero, -0.0 is,
  * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
  * the results are the fold's. */
-#define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L)                                              \
+#define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L, PACKED)                                      \
     RG_AVX512_##N RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
@@ -1281,6 +1367,8 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
         (void)span;                                                                        \
         if (unit) {                                                                        \
             RG_SIMD_LOGIC_COL_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);        \
+        } else if (PACKED && !lonely && longest <= 16) {                                   \
+            acc = simd_packed_bytes(x, base, span, s, len, longest, 2);                    \
         } else {                                                                           \
             RG_SIMD_ROWS(N, T, RG_SIMD_LOGIC_COL_##L, 0)                                   \
         }                                                                                  \
@@ -1754,12 +1842,15 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
     bool shorts = content == RG_UINT16 || content == RG_INT16;
     if ((bytes || shorts) && !have_avx512bw())
         return NULL;
+    bool vbmi = bytes && have_avx512vbmi();
+    if (family == RG_FAMILY_ARITH && mode == 0 && bytes && vbmi)
+        return content == RG_INT8 ? RG_SIMD_PICK(arith_tile_pi8) : RG_SIMD_PICK(arith_tile_pu8);
     if (family == RG_FAMILY_ARITH && mode == 0 && bytes)
         return content == RG_INT8 ? RG_SIMD_PICK(arith_tile_i8) : RG_SIMD_PICK(arith_tile_u8);
     if (family == RG_FAMILY_ARITH && mode == 0 && shorts)
         return content == RG_INT16 ? RG_SIMD_PICK(arith_tile_i16) : RG_SIMD_PICK(arith_tile_u16);
     if (family == RG_FAMILY_LOGIC && bytes)
-        return RG_SIMD_PICK(logic_tile_u8);
+        return vbmi ? RG_SIMD_PICK(logic_tile_pu8) : RG_SIMD_PICK(logic_tile_u8);
     if (family == RG_FAMILY_LOGIC && shorts)
         return RG_SIMD_PICK(logic_tile_u16);
     if (family == RG_FAMILY_EXTREME && shorts)
