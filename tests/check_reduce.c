@@ -1371,18 +1371,22 @@ END_TEST
  * every value of the byte from -128 or 0 up, a third of them 0, on tiles
  * (8 segments) of 0 to 8 elements each (spans of up to 64 bytes), of 0 to
  * 16 (up to 128), of exactly 8 and exactly 16 (spans of 64 and 128), half
- * empty, and with one segment of 25 to 40 (a lone lane): on OpenMP with
- * AVX-512 VBMI, where it has it (its byte permutes take the tiles of up to
- * 16 elements a segment), then with RAGGED_AVX512_VBMI=0 (the tiles of
- * 8 rows).  Both policies, int32 and int64 offsets. */
+ * empty, of 0 to 24 (no lone lane), of 25 to 63 (a lone lane, the others
+ * as long) and with one segment of 25 to 40 among shorter ones: on OpenMP
+ * with AVX-512 VBMI, where it has it (its byte permutes take the tiles of
+ * up to 16 elements a segment, a load per segment the others), then with
+ * RAGGED_AVX512_VBMI=0 (a load per segment for all).  Every policy, int32
+ * and int64 offsets. */
 static int64_t byte_tile_length(size_t i, uint64_t r)
 {
-    switch ((i / 8) % 6) { /* per tile of 8 */
+    switch ((i / 8) % 8) { /* per tile of 8 */
     case 0: return (int64_t)(r % 9);
     case 1: return (int64_t)(r % 17);
     case 2: return 8;
     case 3: return 16;
     case 4: return r % 2 ? 0 : 1 + (int64_t)(r / 2 % 15);
+    case 5: return (int64_t)(r % 25);
+    case 6: return 25 + (int64_t)(r % 39);
     default: return i % 8 == 5 ? 25 + (int64_t)(r % 16) : (int64_t)(r % 17);
     }
 }
@@ -1395,7 +1399,7 @@ START_TEST(test_reduce_byte_tiles)
     static const rg_reduce_op ops[4] = {RG_REDUCE_SUM, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY,
                                         RG_REDUCE_ALL};
     static const rg_dtype types[3] = {RG_BOOL, RG_UINT8, RG_INT8};
-    size_t nsegs = 8 * 6 * 40 + 5;
+    size_t nsegs = 8 * 8 * 40 + 5;
     int64_t *len = lengths_by(nsegs, 31 + (uint64_t)_i, byte_tile_length);
     int64_t *off = ref_offsets(len, nsegs);
     size_t n = (size_t)off[nsegs];

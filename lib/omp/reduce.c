@@ -824,7 +824,7 @@ RG_AVX512_BW RG_SIMD_ROW_FN __m512i simd_row_i16(__mmask8 k, const short *p, lon
 /* The sums of the 8 bytes of each 64-bit lane of v (vpsadbw): as unsigned
  * bytes (what 0), as signed ones (1: each biased by 128 to an unsigned
  * one, the 8 biases taken off), or the count of those not zero (2). */
-RG_AVX512_VBMI static inline __m512i simd_packed_sum(__m512i v, int what)
+RG_AVX512_BW static inline __m512i simd_packed_sum(__m512i v, int what)
 {
     const __m512i zero = _mm512_setzero_si512();
     if (what == 1)
@@ -875,6 +875,46 @@ RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t ba
         _mm512_cmpgt_epi8_mask(_mm512_sub_epi8(lens, eight), step), lo,
         _mm512_add_epi8(at, eight), hi);
     return _mm512_add_epi64(simd_packed_sum(first, what), simd_packed_sum(second, what));
+}
+
+/* The same sums (what as there) for a tile of 1-byte values whose segments
+ * have at most 64 elements each (the lone lane's length 0): each segment
+ * is one masked load, its 8 groups of 8 bytes summed by vpsadbw into 8
+ * 64-bit lanes, and the 8 registers added into one, lane j from register
+ * j, by three rounds of shuffles (14 in all), in place of up to 8 blocks
+ * of 8 rows, each widened and transposed (24 shuffles a block).  AVX-512BW
+ * only.  Not always inlined, as simd_packed_bytes. */
+RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m512i len, int what)
+{
+    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    int64_t st[8];
+    uint64_t in[8];
+    _mm512_storeu_si512((void *)st, s);
+    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
+    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    __m512i r[8];
+    RG_UNROLL for (int j = 0; j < 8; j++) {
+        __m512i v = _mm512_maskz_loadu_epi8(in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j]));
+        if (what == 1) /* biased, as simd_packed_sum's: 64 biases a lane, taken off below */
+            v = _mm512_xor_si512(v, _mm512_set1_epi8(-128));
+        else if (what == 2)
+            v = _mm512_min_epu8(v, _mm512_set1_epi8(1));
+        r[j] = _mm512_sad_epu8(v, zero);
+    }
+    /* pairs: 128-bit lane k of t[p] holds the sums of 64-bit lanes 2k and
+     * 2k + 1 of r[2p] and of r[2p + 1] */
+    __m512i t[4];
+    RG_UNROLL for (int p = 0; p < 4; p++)
+        t[p] = _mm512_add_epi64(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
+                                _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
+    /* then the 128-bit lanes of two such, in pairs, twice */
+    __m512i u0 = _mm512_add_epi64(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
+                                  _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
+    __m512i u1 = _mm512_add_epi64(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
+                                  _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
+    __m512i sums = _mm512_add_epi64(_mm512_shuffle_i64x2(u0, u1, 0x88),
+                                    _mm512_shuffle_i64x2(u0, u1, 0xdd));
+    return what == 1 ? _mm512_sub_epi64(sums, _mm512_set1_epi64(64 * 128)) : sums;
 }
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
@@ -1108,7 +1148,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * one port; rows took float64 sums on half-empty lengths 0.80x the time,
  * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
  * thirty-seventh session). */
-#define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, PACKED)                             \
+#define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, BYTES)                              \
     RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
@@ -1123,9 +1163,11 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
         (void)span;                                                                        \
         if (unit) {                                                                        \
             RG_SIMD_FOLD_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);             \
-        } else if (PACKED && !lonely && longest <= 16) {                                   \
+        } else if (BYTES == 2 && !lonely && longest <= 16) {                               \
             acc = RG_SIMD_FROM_##L(                                                        \
                 simd_packed_bytes(x, base, span, s, len, longest, (T)-1 < 0));             \
+        } else if (BYTES) {                                                                \
+            acc = RG_SIMD_FROM_##L(simd_lane_bytes(x, s, len, (T)-1 < 0));                 \
         } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
             RG_SIMD_ROWS(N, T, RG_SIMD_FOLD_##L, prod)                                     \
         }                                                                                  \
@@ -1226,12 +1268,12 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
     RG_DEFINE_SIMD_LOGIC(IN, IT, u64, long long, EPI64, 0)                                 \
     RG_DEFINE_SIMD_LOGIC(IN, IT, i32, int, EPI64, 0)                                       \
     RG_DEFINE_SIMD_LOGIC(IN, IT, u32, int, EPI64, 0)                                       \
-    RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0, 0)                  \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0, 0)                    \
-    RG_DEFINE_SIMD_ARITH(IN, IT, pu8, unsigned char, __m512i, EPI64, 0, 1)                 \
-    RG_DEFINE_SIMD_ARITH(IN, IT, pi8, signed char, __m512i, EPI64, 0, 1)                   \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, pu8, unsigned char, EPI64, 1)                             \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64, 0)                              \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u8, unsigned char, __m512i, EPI64, 0, 1)                  \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i8, signed char, __m512i, EPI64, 0, 1)                    \
+    RG_DEFINE_SIMD_ARITH(IN, IT, pu8, unsigned char, __m512i, EPI64, 0, 2)                 \
+    RG_DEFINE_SIMD_ARITH(IN, IT, pi8, signed char, __m512i, EPI64, 0, 2)                   \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, pu8, unsigned char, EPI64, 2)                             \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64, 1)                              \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
                            UINT8_MAX, 0)                                                   \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i8, signed char, __m512i, epi64, _mm512_set1_epi64,     \
@@ -1352,7 +1394,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * adds 1 to the lanes whose element is not zero (NaN is not zero, -0.0 is,
  * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
  * the results are the fold's. */
-#define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L, PACKED)                                      \
+#define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L, BYTES)                                       \
     RG_AVX512_##N RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
                                                    bool lonely, bool narrow)               \
@@ -1367,8 +1409,10 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
         (void)span;                                                                        \
         if (unit) {                                                                        \
             RG_SIMD_LOGIC_COL_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);        \
-        } else if (PACKED && !lonely && longest <= 16) {                                   \
+        } else if (BYTES == 2 && !lonely && longest <= 16) {                               \
             acc = simd_packed_bytes(x, base, span, s, len, longest, 2);                    \
+        } else if (BYTES) {                                                                \
+            acc = simd_lane_bytes(x, s, len, 2);                                           \
         } else {                                                                           \
             RG_SIMD_ROWS(N, T, RG_SIMD_LOGIC_COL_##L, 0)                                   \
         }                                                                                  \
