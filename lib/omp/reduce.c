@@ -509,7 +509,9 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * column m holding element m of every segment (below).  Each lane still
  * folds its segment left to right, so the results are the bits of the
  * windows above, which cost about 11 cycles per segment of 0 to 15
- * elements (BENCHMARKS.md).  The tile's results are one 64-byte line
+ * elements (BENCHMARKS.md).  Sums, count_nonzero, any and all of 1-byte
+ * values take no rows: a load per segment (simd_lane_bytes) or, with
+ * AVX-512 VBMI, one for the tile (simd_packed_bytes), added by vpsadbw.  The tile's results are one 64-byte line
  * (32-bit results: half a line; any and all: 8 bytes), streamed when the
  * output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
