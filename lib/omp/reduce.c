@@ -511,9 +511,9 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * windows above, which cost about 11 cycles per segment of 0 to 15
  * elements (BENCHMARKS.md).  Sums, count_nonzero, any and all of 1-byte
  * values take no rows: a load per segment (simd_lane_bytes) or, with
- * AVX-512 VBMI, one for the tile (simd_packed_bytes), added by vpsadbw.  The tile's results are one 64-byte line
- * (32-bit results: half a line; any and all: 8 bytes), streamed when the
- * output is large.  Tiles
+ * AVX-512 VBMI, one for the tile (simd_packed_bytes), added by vpsadbw.
+ * The tile's results are one 64-byte line (32-bit results: half a line;
+ * any and all: 8 bytes), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
  * lone lane, below), and float min/max tiles with a NaN outside it (whose
  * rules the fold keeps), go to the windows.
@@ -841,8 +841,8 @@ RG_AVX512_BW static inline __m512i simd_packed_sum(__m512i v, int what)
  * most 16 elements each (their span, at most 128, from base; starts s,
  * lengths len, longest): lane j sums segment j's elements as unsigned bytes
  * (what 0), signed ones (1), or its nonzero elements as 1s (2).  The span
- * is loaded once, as two registers, and each lane's first 8 elements (then
- * the next 8, where longest > 8) put in its 8 bytes by a byte permute
+ * is loaded once (one register, two past 8 elements a segment), and each
+ * lane's first 8 elements (then the next 8) put in its 8 bytes by a permute
  * (AVX-512 VBMI), zeros past its length, and summed by vpsadbw: in place
  * of 8 masked rows of 8 elements, their widening and their transpose.  Not
  * always inlined: the tiles of other dtypes (not built for VBMI) hold a
@@ -1166,7 +1166,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * slows them), and the register windows' permutes and masks all queue for
  * one port; rows took float64 sums on half-empty lengths 0.80x the time,
  * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
- * thirty-seventh session). */
+ * thirty-seventh session).  BYTES (1-byte values): 1, a load per segment
+ * instead of rows (simd_lane_bytes); 2, the same but first, for tiles
+ * of up to 16 elements a segment, the byte permutes (simd_packed_bytes). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, BYTES)                              \
     RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -1412,7 +1414,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * 64-bit lanes of L (PD: floats, widened; EPI64: integers): each column
  * adds 1 to the lanes whose element is not zero (NaN is not zero, -0.0 is,
  * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
- * the results are the fold's. */
+ * the results are the fold's.  BYTES as for the sums. */
 #define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L, BYTES)                                       \
     RG_AVX512_##N RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
