@@ -8,7 +8,7 @@
  *
  *   make bench/ragged_ab
  *   ./bench/ragged_ab OLD.so NEW.so [--reps R]
- *       [--ops OP,...] [--values float64|float32|int64|int32|int16|uint16|int8|bool]
+ *       [--ops OP,...] [--values float64|float32|int64|int32|int16|uint16|int8|uint8|bool]
  *       [--offsets32] LENGTHS...
  *
  * OLD.so and NEW.so: two libragged.so files (e.g. lib/.libs/libragged.so.0
@@ -16,7 +16,8 @@
  * ragged_bench --dump DIR.  Ops: sum, prod, min, max, argmin, argmax,
  * count_nonzero, any, all (of float64 values v in [-0.5, 0.5), float32 ones
  * rounded from them, int64 or int32 values i in [-2^20, 2^20), int16 ones
- * i % 32768, uint16 ones i & 0xffff, int8 ones i % 128, or bool ones
+ * i % 32768, uint16 ones i & 0xffff, int8 ones i % 128, uint8 ones i & 0xff,
+ * or bool ones
  * v < 0.25; --int64 is --values int64), parents,
  * local_index, starts (automatic strategy and policy), from_lengths
  * (offsets from the file's lengths as int64), segment_nonzero (of float64
@@ -304,7 +305,8 @@ int main(int argc, char **argv)
             vt = !strcmp(v, "float64") ? RG_FLOAT64 : !strcmp(v, "float32") ? RG_FLOAT32
                  : !strcmp(v, "int64") ? RG_INT64 : !strcmp(v, "int32") ? RG_INT32
                  : !strcmp(v, "int16") ? RG_INT16 : !strcmp(v, "uint16") ? RG_UINT16
-                 : !strcmp(v, "int8") ? RG_INT8 : !strcmp(v, "bool") ? RG_BOOL : 0;
+                 : !strcmp(v, "int8") ? RG_INT8 : !strcmp(v, "uint8") ? RG_UINT8
+                 : !strcmp(v, "bool") ? RG_BOOL : 0;
             if (!vt)
                 die("unknown value type", v);
         } else if (!strcmp(argv[a], "--offsets32")) {
@@ -332,7 +334,7 @@ int main(int argc, char **argv)
     }
     if (!nfiles || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: ragged_ab OLD.so NEW.so [--reps R (1..1000)] [--ops OP,...]\n"
-                        "       [--values float64|float32|int64|int32|int16|uint16|int8|bool] "
+                        "       [--values float64|float32|int64|int32|int16|uint16|int8|uint8|bool] "
                         "[--offsets32] "
                         "LENGTHS...\n  ops: sum prod min max argmin argmax count_nonzero any "
                         "all parents local_index starts from_lengths segment_nonzero nonzero1 "
@@ -377,6 +379,7 @@ int main(int argc, char **argv)
            : vt == RG_INT16   ? "int16"
            : vt == RG_UINT16  ? "uint16"
            : vt == RG_INT8    ? "int8"
+           : vt == RG_UINT8   ? "uint8"
                               : "bool",
            off32 ? "int32" : "int64");
     printf("%-28s %-12s %10s %10s %9s  %s\n", "lengths", "op", "old ms", "new ms", "new/old",
@@ -403,6 +406,7 @@ int main(int argc, char **argv)
             case RG_INT16: ((int16_t *)x)[k] = (int16_t)(i % 32768); break;
             case RG_UINT16: ((uint16_t *)x)[k] = (uint16_t)(i & 0xffff); break;
             case RG_INT8: ((int8_t *)x)[k] = (int8_t)(i % 128); break;
+            case RG_UINT8: ((uint8_t *)x)[k] = (uint8_t)(i & 0xff); break;
             case RG_BOOL: ((uint8_t *)x)[k] = v < 0.25; break;
             default: xf[k] = v; break;
             }

@@ -39,6 +39,9 @@ static const struct {
                    {"int64", ".i64", RG_INT64},
                    {"int32", ".i32", RG_INT32},
                    {"int16", ".i16", RG_INT16},
+                   {"uint16", ".u16", RG_UINT16},
+                   {"int8", ".i8", RG_INT8},
+                   {"uint8", ".u8", RG_UINT8},
                    {"bool", ".bool", RG_BOOL}};
 enum { NVALUE_TYPES = sizeof value_types / sizeof *value_types };
 
@@ -55,7 +58,7 @@ static void usage(FILE *f)
             "         sum min argmax any compose nested_parents segment_nonzero list_append\n"
             "         segd (any: only when asked for)\n"
             "  values: the reductions' dtypes, float64 (default) float32 int64 int32 int16\n"
-            "         bool\n"
+            "         uint16 int8 uint8 bool\n"
             "  strategies: all (default) or some of auto bsearch per-segment flood merge-path\n"
             "         (the reductions' policies: auto per-segment merge-path)\n"
             "Medians of R runs (default 5) after one warm-up (one run where the first\n"
@@ -725,6 +728,9 @@ static rg_status run_plain_sum(job *j)
     case RG_INT64: PLAIN_SUM(int64_t, int64_t); break;
     case RG_INT32: PLAIN_SUM(int32_t, int64_t); break;
     case RG_INT16: PLAIN_SUM(int16_t, int64_t); break;
+    case RG_UINT16: PLAIN_SUM(uint16_t, uint64_t); break;
+    case RG_INT8: PLAIN_SUM(int8_t, int64_t); break;
+    case RG_UINT8: PLAIN_SUM(uint8_t, uint64_t); break;
     case RG_BOOL: PLAIN_SUM(uint8_t, int64_t); break;
     default: PLAIN_SUM(double, double); break;
     }
@@ -756,7 +762,8 @@ static void plain_sum_job_free(job *j)
 
 
 /* n values of dtype t from uniform [0, 1) draws: floats as they are,
- * integers in [-2^19, 2^19) (int16: [-2^15, 2^15)), bool true for a quarter. */
+ * integers in [-2^19, 2^19) (16- and 8-bit ones: their whole range), bool
+ * true for a quarter. */
 static void *make_values(rg_dtype t, int64_t n)
 {
     size_t size = rg_dtype_size(t);
@@ -771,6 +778,9 @@ static void *make_values(rg_dtype t, int64_t n)
         case RG_INT64: ((int64_t *)(void *)v)[k] = (int64_t)(u * 1048576) - 524288; break;
         case RG_INT32: ((int32_t *)(void *)v)[k] = (int32_t)(u * 1048576) - 524288; break;
         case RG_INT16: ((int16_t *)(void *)v)[k] = (int16_t)((int32_t)(u * 65536) - 32768); break;
+        case RG_UINT16: ((uint16_t *)(void *)v)[k] = (uint16_t)(u * 65536); break;
+        case RG_INT8: v[k] = (unsigned char)(int8_t)((int32_t)(u * 256) - 128); break;
+        case RG_UINT8: v[k] = (unsigned char)(u * 256); break;
         case RG_BOOL: v[k] = u < 0.25; break;
         default: ((double *)(void *)v)[k] = u; break;
         }

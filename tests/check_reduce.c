@@ -1367,8 +1367,9 @@ START_TEST(test_reduce_logic_tiles)
 }
 END_TEST
 
-/* Sums, count_nonzero, any and all of 1-byte values (bool, uint8, int8),
- * every value of the byte from -128 or 0 up, a third of them 0, on tiles
+/* Sums, count_nonzero, any, all, min, max, argmin and argmax of 1-byte
+ * values (bool, uint8, int8), every value of the byte from -128 or 0 up
+ * (the extremes' identities among them), a third of them 0 (ties), on tiles
  * (8 segments) of 0 to 8 elements each (spans of up to 64 bytes), of 0 to
  * 16 (up to 128), of exactly 8 and exactly 16 (spans of 64 and 128), half
  * empty, of 0 to 24 (no lone lane), of 25 to 63 (a lone lane, the others
@@ -1396,8 +1397,10 @@ START_TEST(test_reduce_byte_tiles)
         test_setenv("RAGGED_AVX512_VBMI", "0");
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = policy_of(_i);
-    static const rg_reduce_op ops[4] = {RG_REDUCE_SUM, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY,
-                                        RG_REDUCE_ALL};
+    static const rg_reduce_op ops[8] = {RG_REDUCE_SUM,    RG_REDUCE_COUNT_NONZERO,
+                                        RG_REDUCE_ANY,    RG_REDUCE_ALL,
+                                        RG_REDUCE_MIN,    RG_REDUCE_MAX,
+                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX};
     static const rg_dtype types[3] = {RG_BOOL, RG_UINT8, RG_INT8};
     size_t nsegs = 8 * 8 * 40 + 5;
     int64_t *len = lengths_by(nsegs, 31 + (uint64_t)_i, byte_tile_length);
@@ -1416,7 +1419,7 @@ START_TEST(test_reduce_byte_tiles)
         }
         rg_array *content = NULL;
         ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
-        for (int o = 0; o < 4; o++)
+        for (int o = 0; o < 8; o++)
             check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
                      _i >= N_POLICIES ? "byte tiles, no VBMI" : "byte tiles");
         rg_array_free(content);

@@ -564,12 +564,14 @@ _Static_assert(RG_SIMD_LONGEST < RG_LANES_MIN, "tiles fold left to right only");
 #define RG_AVX512_b8 RG_AVX512_BW
 #define RG_AVX512_i16 RG_AVX512_BW
 #define RG_AVX512_u16 RG_AVX512_BW
-/* pu8 and pi8: the tiles of uint8 (bool) and int8 values that also take
- * AVX-512 VBMI's byte permutes (simd_packed_bytes), where have_avx512vbmi();
- * the rest of their code is u8's and i8's. */
+/* pu8, pi8 and pb8: the tiles of uint8 (bool's sums and counts), int8 and
+ * bool (min and max) values that also take AVX-512 VBMI's byte permutes
+ * (simd_packed_lanes), where have_avx512vbmi(); the rest of their code is
+ * u8's, i8's and b8's. */
 #define RG_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt")))
 #define RG_AVX512_pu8 RG_AVX512_VBMI
 #define RG_AVX512_pi8 RG_AVX512_VBMI
+#define RG_AVX512_pb8 RG_AVX512_VBMI
 
 /* Starts of the 8 segments from o (and their ends, from o + 1). */
 RG_AVX512 static inline __m512i simd_starts_i64(const int64_t *o)
@@ -837,19 +839,19 @@ RG_AVX512_BW static inline __m512i simd_packed_sum(__m512i v, int what)
     return _mm512_sad_epu8(v, zero);
 }
 
-/* The 64-bit lanes' sums of a tile of 1-byte values whose segments have at
- * most 16 elements each (their span, at most 128, from base; starts s,
- * lengths len, longest): lane j sums segment j's elements as unsigned bytes
- * (what 0), signed ones (1), or its nonzero elements as 1s (2).  The span
- * is loaded once (one register, two past 8 elements a segment), and each
- * lane's first 8 elements (then the next 8) put in its 8 bytes by a permute
- * (AVX-512 VBMI), zeros past its length, and summed by vpsadbw: in place
- * of 8 masked rows of 8 elements, their widening and their transpose.  Not
- * always inlined: the tiles of other dtypes (not built for VBMI) hold a
- * call to it that is never made. */
-RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t base, int64_t span,
-                                                      __m512i s, __m512i len, int64_t longest,
-                                                      int what)
+/* A tile of 1-byte values whose segments have at most 16 elements each
+ * (their span, at most 128, from base; starts s, lengths len, longest),
+ * spread by segment: 64-bit lane j of r[0] holds segment j's first 8
+ * elements, each ^ flip, of r[1] (made only past 8 elements a segment)
+ * the next 8, zeros past its length.  The span is loaded once (one
+ * register, two past 64 bytes) and the bytes put in place by a permute
+ * (AVX-512 VBMI): in place of 8 masked rows of 8 elements, their widening
+ * and their transpose.  Returns the registers made, 1 or 2.  Not always
+ * inlined: the tiles of other dtypes (not built for VBMI) hold a call to it
+ * that is never made. */
+RG_AVX512_VBMI static inline int simd_packed_lanes(const void *x, int64_t base, int64_t span,
+                                                   __m512i s, __m512i len, int64_t longest,
+                                                   __m512i flip, __m512i r[2])
 {
     /* byte 0 of each 64-bit lane to all 8 of its bytes (vpshufb picks within
      * 16-byte lanes, two 64-bit lanes each) */
@@ -863,20 +865,35 @@ RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t ba
         _mm512_shuffle_epi8(_mm512_sub_epi64(s, _mm512_set1_epi64(base)), spread), step);
     __m512i lens = _mm512_shuffle_epi8(len, spread);
     uintptr_t p = (uintptr_t)x + (uintptr_t)base; /* as integers: p + 64 may lie past x */
-    __m512i lo = _mm512_maskz_loadu_epi8(span >= 64 ? ~0ULL : (1ULL << span) - 1,
-                                         (const void *)p);
-    if (longest <= 8) /* span <= 64: one register, one half */
-        return simd_packed_sum(_mm512_maskz_permutexvar_epi8(_mm512_cmpgt_epi8_mask(lens, step),
-                                                             at, lo),
-                               what);
+    __m512i lo = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi8(span >= 64 ? ~0ULL : (1ULL << span) - 1, (const void *)p), flip);
+    if (longest <= 8) { /* span <= 64: one register, one half */
+        r[0] = _mm512_maskz_permutexvar_epi8(_mm512_cmpgt_epi8_mask(lens, step), at, lo);
+        return 1;
+    }
     int64_t rest = span - 64 > 0 ? span - 64 : 0;
-    __m512i hi = _mm512_maskz_loadu_epi8(rest >= 64 ? ~0ULL : (1ULL << rest) - 1,
-                                         (const void *)(p + 64));
-    __m512i first = _mm512_maskz_permutex2var_epi8(_mm512_cmpgt_epi8_mask(lens, step), lo, at, hi);
-    __m512i second = _mm512_maskz_permutex2var_epi8(
+    __m512i hi = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi8(rest >= 64 ? ~0ULL : (1ULL << rest) - 1, (const void *)(p + 64)),
+        flip);
+    r[0] = _mm512_maskz_permutex2var_epi8(_mm512_cmpgt_epi8_mask(lens, step), lo, at, hi);
+    r[1] = _mm512_maskz_permutex2var_epi8(
         _mm512_cmpgt_epi8_mask(_mm512_sub_epi8(lens, eight), step), lo,
         _mm512_add_epi8(at, eight), hi);
-    return _mm512_add_epi64(simd_packed_sum(first, what), simd_packed_sum(second, what));
+    return 2;
+}
+
+/* The 64-bit lanes' sums of a tile of 1-byte values whose segments have at
+ * most 16 elements each (as simd_packed_lanes): lane j sums segment j's
+ * elements as unsigned bytes (what 0), signed ones (1), or its nonzero
+ * elements as 1s (2), by vpsadbw. */
+RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t base, int64_t span,
+                                                      __m512i s, __m512i len, int64_t longest,
+                                                      int what)
+{
+    __m512i r[2];
+    int n = simd_packed_lanes(x, base, span, s, len, longest, _mm512_setzero_si512(), r);
+    __m512i sum = simd_packed_sum(r[0], what);
+    return n == 2 ? _mm512_add_epi64(sum, simd_packed_sum(r[1], what)) : sum;
 }
 
 /* The same sums (what as there) for a tile of 1-byte values whose segments
@@ -934,6 +951,74 @@ RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m
     __m512i sums = _mm512_add_epi64(_mm512_shuffle_i64x2(u0, u1, 0x88),
                                     _mm512_shuffle_i64x2(u0, u1, 0xdd));
     return what == 1 ? _mm512_sub_epi64(sums, _mm512_set1_epi64(64 * 128)) : sums;
+}
+
+/* The largest key of each 64-bit lane of v into its byte 0, the bytes above
+ * it 0. */
+RG_AVX512_BW static inline __m512i simd_lane_most(__m512i v)
+{
+    /* zeros shift into the bytes above, as keys they take nothing */
+    v = _mm512_max_epu8(v, _mm512_srli_epi64(v, 32));
+    v = _mm512_max_epu8(v, _mm512_srli_epi64(v, 16));
+    v = _mm512_max_epu8(v, _mm512_srli_epi64(v, 8));
+    return _mm512_and_si512(v, _mm512_set1_epi64(0xff));
+}
+
+/* The extremes of a tile of 1-byte values: byte 0 of 64-bit lane j holds
+ * the byte of segment j whose key, byte ^ flip, is the largest (flip 0x80
+ * orders signed bytes as unsigned ones, and 0xff more turns a min into a
+ * max); an empty segment's is flip, the identity.  Keys are padded with 0,
+ * which takes nothing.  Segments of at most 16 elements each (and no lone
+ * lane) with packed (AVX-512 VBMI): as simd_packed_bytes, then the largest
+ * of each lane.  Else (at most 63 elements each; the lone lane's length
+ * 0): as simd_lane_bytes, a masked load per segment (padded with flip), the
+ * same tree of shuffles with vpmaxub in place of the additions, then the
+ * largest of each lane; or, where no segment passes 8 elements, the 8
+ * loads merged into one register.  In place of up to 8 blocks of rows, each
+ * widened and transposed. */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
+    const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int64_t longest,
+    char flip, bool packed)
+{
+    const __m512i one = _mm512_set1_epi64(1), f = _mm512_set1_epi8(flip);
+    __m512i v;
+    if (packed) {
+        __m512i r[2];
+        v = simd_packed_lanes(x, base, span, s, len, longest, f, r) == 2
+                ? _mm512_max_epu8(r[0], r[1])
+                : r[0];
+        return _mm512_xor_si512(simd_lane_most(v), _mm512_set1_epi64((unsigned char)flip));
+    }
+    int64_t st[8];
+    uint64_t in[8];
+    _mm512_storeu_si512((void *)st, s);
+    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
+    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    if (longest <= 8) { /* as simd_lane_bytes: segment j's bytes into lane j */
+        v = f;
+        RG_UNROLL for (int j = 0; j < 8; j++)
+            v = _mm512_mask_loadu_epi8(
+                v, in[j] << (8 * j),
+                (const void *)((uintptr_t)x + (uintptr_t)st[j] - (uintptr_t)(8 * j)));
+        v = _mm512_xor_si512(v, f);
+    } else {
+        __m512i r[8], t[4];
+        RG_UNROLL for (int j = 0; j < 8; j++)
+            r[j] = _mm512_xor_si512(
+                _mm512_mask_loadu_epi8(f, in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j])),
+                f);
+        /* as simd_lane_bytes's tree: lane j ends with 8 keys of r[j] */
+        RG_UNROLL for (int p = 0; p < 4; p++)
+            t[p] = _mm512_max_epu8(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
+                                   _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
+        __m512i u0 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
+                                     _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
+        __m512i u1 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
+                                     _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
+        v = _mm512_max_epu8(_mm512_shuffle_i64x2(u0, u1, 0x88),
+                            _mm512_shuffle_i64x2(u0, u1, 0xdd));
+    }
+    return _mm512_xor_si512(simd_lane_most(v), _mm512_set1_epi64((unsigned char)flip));
 }
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
@@ -1136,6 +1221,23 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
 #define simd_store_pi8 simd_store
 #define RG_SIMD_LOAD_pu8 RG_SIMD_LOAD_u8
 #define RG_SIMD_LOAD_pi8 RG_SIMD_LOAD_i8
+#define RG_SIMD_LOAD_pb8 RG_SIMD_LOAD_u8
+#define extreme_acc_pu8 extreme_acc_u8
+#define extreme_acc_pi8 extreme_acc_i8
+#define extreme_acc_pb8 extreme_acc_b8
+#define extreme_ident_pu8 extreme_ident_u8
+#define extreme_ident_pi8 extreme_ident_i8
+#define extreme_ident_pb8 extreme_ident_b8
+#define simd_lone_extreme_pu8 simd_lone_extreme_u8
+#define simd_lone_extreme_pi8 simd_lone_extreme_i8
+#define simd_lone_extreme_pb8 simd_lone_extreme_b8
+#define simd_extreme_store_pu8 simd_store_bytes
+#define simd_extreme_store_pi8 simd_store_bytes
+#define simd_extreme_store_pb8 simd_store_bytes
+#define simd_row_pb8 simd_row_u8
+#define RG_DTYPE_pu8 RG_UINT8
+#define RG_DTYPE_pi8 RG_INT8
+#define RG_DTYPE_pb8 RG_BOOL
 #define simd_lone_extreme_f64 extreme_range_f64
 #define simd_lone_extreme_f32 extreme_range_f32
 #define simd_lone_extreme_i64 extreme_range_i64
@@ -1272,17 +1374,17 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
     RG_DEFINE_SIMD_ARITH(IN, IT, i32, int, __m512i, EPI64, 0, 0)                           \
     RG_DEFINE_SIMD_ARITH(IN, IT, u32, int, __m512i, EPI64, 0, 0)                           \
     RG_DEFINE_SIMD_EXTREME(IN, IT, f64, double, __m512d, pd, _mm512_set1_pd, -INFINITY,    \
-                           INFINITY, 1)                                                    \
+                           INFINITY, 1, 0)                                                 \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i64, long long, __m512i, epi64, _mm512_set1_epi64,      \
-                           INT64_MIN, INT64_MAX, 0)                                        \
+                           INT64_MIN, INT64_MAX, 0, 0)                                     \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u64, long long, __m512i, epu64, _mm512_set1_epi64,      \
-                           0, (long long)-1, 0)                                            \
+                           0, (long long)-1, 0, 0)                                         \
     RG_DEFINE_SIMD_EXTREME(IN, IT, f32, float, __m512d, pd, _mm512_set1_pd, -INFINITY,     \
-                           INFINITY, 1)                                                    \
+                           INFINITY, 1, 0)                                                 \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i32, int, __m512i, epi64, _mm512_set1_epi64, INT32_MIN, \
-                           INT32_MAX, 0)                                                   \
+                           INT32_MAX, 0, 0)                                                \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u32, int, __m512i, epi64, _mm512_set1_epi64, 0,         \
-                           UINT32_MAX, 0)                                                  \
+                           UINT32_MAX, 0, 0)                                               \
     RG_DEFINE_SIMD_LOGIC(IN, IT, f64, double, PD, 0)                                       \
     RG_DEFINE_SIMD_LOGIC(IN, IT, f32, float, PD, 0)                                        \
     RG_DEFINE_SIMD_LOGIC(IN, IT, i64, long long, EPI64, 0)                                 \
@@ -1296,18 +1398,24 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
     RG_DEFINE_SIMD_LOGIC(IN, IT, pu8, unsigned char, EPI64, 2)                             \
     RG_DEFINE_SIMD_LOGIC(IN, IT, u8, unsigned char, EPI64, 1)                              \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
-                           UINT8_MAX, 0)                                                   \
+                           UINT8_MAX, 0, 1)                                                \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i8, signed char, __m512i, epi64, _mm512_set1_epi64,     \
-                           INT8_MIN, INT8_MAX, 0)                                          \
+                           INT8_MIN, INT8_MAX, 0, 1)                                       \
     RG_DEFINE_SIMD_EXTREME(IN, IT, b8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
-                           UINT8_MAX, 0)                                                   \
+                           UINT8_MAX, 0, 1)                                                \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, pu8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
+                           UINT8_MAX, 0, 2)                                                \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, pi8, signed char, __m512i, epi64, _mm512_set1_epi64,    \
+                           INT8_MIN, INT8_MAX, 0, 2)                                       \
+    RG_DEFINE_SIMD_EXTREME(IN, IT, pb8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
+                           UINT8_MAX, 0, 2)                                                \
     RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0, 0)                \
     RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0, 0)                         \
     RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64, 0)                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u16, unsigned short, __m512i, epi64, _mm512_set1_epi64, \
-                           0, UINT16_MAX, 0)                                               \
+                           0, UINT16_MAX, 0, 0)                                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i16, short, __m512i, epi64, _mm512_set1_epi64,          \
-                           INT16_MIN, INT16_MAX, 0)
+                           INT16_MIN, INT16_MAX, 0, 0)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -1341,7 +1449,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * took them 0.67x to 0.85x the time on short, half-empty, power-law and
  * 1..63 lengths (float64; int64 0.68x to 0.91x; AMD EPYC Zen 5, paired;
  * thirty-ninth session). */
-#define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF)                  \
+#define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF, BYTES)           \
     RG_AVX512_##N RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,         \
                                                      const void *ov, int64_t i, int mode,  \
                                                      bool stream, bool lonely, bool narrow, \
@@ -1376,7 +1484,14 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
          * windows; the lone segment's range has the NaN rules. */                         \
         const __mmask8 first = _mm512_cmpgt_epi64_mask(len, _mm512_setzero_si512());       \
         const T pad = is_max ? TMIN : TMAX;                                                \
+        if (BYTES && !pos) {                                                               \
+            v = RG_SIMD_FROM_##S(simd_bytes_extreme(                                       \
+                x, base, span, s, len, longest,                                            \
+                (char)((is_max ? 0 : 0xff) ^ ((T)-1 < 0 ? 0x80 : 0)),                      \
+                BYTES == 2 && !lonely && longest <= 16));                                  \
+        } else {                                                                           \
         RG_SIMD_ROWS(N, T, RG_SIMD_EXTREME_COL_##S, pad)                                   \
+        }                                                                                  \
         if (ISF && nan)                                                                    \
             return false;                                                                  \
         /* bool's bytes are padded as uint8's, but its min of nothing is 1 */               \
@@ -1924,10 +2039,16 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
      * positions take uint8's tiles (the same code: bool's own copy took
      * argmin and argmax of short and half-empty lengths 1.03x to 1.06x the
      * time, Intel Xeon, paired; bool's stay unused) */
+    if (family == RG_FAMILY_EXTREME && bytes && mode >= 2)
+        return content == RG_INT8 ? RG_SIMD_PICK(extreme_pos_tile_i8)
+                                  : RG_SIMD_PICK(extreme_pos_tile_u8);
+    if (family == RG_FAMILY_EXTREME && bytes && vbmi)
+        return content == RG_INT8    ? RG_SIMD_PICK(extreme_value_tile_pi8)
+               : content == RG_UINT8 ? RG_SIMD_PICK(extreme_value_tile_pu8)
+                                     : RG_SIMD_PICK(extreme_value_tile_pb8);
     if (family == RG_FAMILY_EXTREME && bytes)
-        return content == RG_INT8    ? RG_SIMD_EXTREME_PICK(i8)
-               : content == RG_UINT8 ? RG_SIMD_EXTREME_PICK(u8)
-               : mode >= 2           ? RG_SIMD_PICK(extreme_pos_tile_u8)
+        return content == RG_INT8    ? RG_SIMD_PICK(extreme_value_tile_i8)
+               : content == RG_UINT8 ? RG_SIMD_PICK(extreme_value_tile_u8)
                                      : RG_SIMD_PICK(extreme_value_tile_b8);
     if (family == RG_FAMILY_LOGIC) {
         switch (content) {
