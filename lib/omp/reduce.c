@@ -509,9 +509,10 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * column m holding element m of every segment (below).  Each lane still
  * folds its segment left to right, so the results are the bits of the
  * windows above, which cost about 11 cycles per segment of 0 to 15
- * elements (BENCHMARKS.md).  Sums, count_nonzero, any and all of 1-byte
- * values take no rows: a load per segment (simd_lane_bytes) or, with
- * AVX-512 VBMI, one for the tile (simd_packed_bytes), added by vpsadbw.
+ * elements (BENCHMARKS.md).  1-byte values take no rows: a load per
+ * segment (simd_lane_bytes, simd_bytes_extreme) or, with AVX-512 VBMI, one
+ * for the tile (simd_packed_lanes), added by vpsadbw or reduced by
+ * vpmaxub.
  * The tile's results are one 64-byte line (32-bit results: half a line;
  * any and all: 8 bytes), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
@@ -964,30 +965,66 @@ RG_AVX512_BW static inline __m512i simd_lane_most(__m512i v)
     return _mm512_and_si512(v, _mm512_set1_epi64(0xff));
 }
 
+/* Where the largest keys are: 64-bit lane j of r[0] (and of r[1] where n
+ * is 2) holds segment j's elements 0 to 7 (8 to 15) as keys, zeros past
+ * its length; ok, byte m of lane j: m < its length; most, the largest key
+ * of each lane in its byte 0 (simd_lane_most).  Returns the first
+ * position of each lane's largest key, -1 where it has none: each byte
+ * equal to it becomes 16 - its position (1 to 16, others 0), and the
+ * largest of those is the first.  ok serves r[1] too: a padding byte there
+ * equals the largest key only where that is 0, and then so does an
+ * earlier byte of r[0]. */
+RG_AVX512_BW static inline __m512i simd_lane_first(__m512i most, const __m512i r[2],
+                                                   __mmask64 ok, int n)
+{
+    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
+                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
+    const __m512i step = _mm512_set1_epi64(0x0706050403020100LL); /* byte m: m */
+    __m512i mb = _mm512_shuffle_epi8(most, spread); /* byte 0 to all 8 of its lane */
+    __m512i k = _mm512_maskz_sub_epi8(_mm512_mask_cmpeq_epi8_mask(ok, r[0], mb),
+                                      _mm512_set1_epi8(16), step);
+    if (n == 2)
+        k = _mm512_max_epu8(k, _mm512_maskz_sub_epi8(_mm512_mask_cmpeq_epi8_mask(ok, r[1], mb),
+                                                     _mm512_set1_epi8(8), step));
+    k = simd_lane_most(k);
+    return _mm512_mask_mov_epi64(_mm512_sub_epi64(_mm512_set1_epi64(16), k),
+                                 _mm512_cmpeq_epi64_mask(k, _mm512_setzero_si512()),
+                                 _mm512_set1_epi64(-1));
+}
+
 /* The extremes of a tile of 1-byte values: byte 0 of 64-bit lane j holds
  * the byte of segment j whose key, byte ^ flip, is the largest (flip 0x80
  * orders signed bytes as unsigned ones, and 0xff more turns a min into a
- * max); an empty segment's is flip, the identity.  Keys are padded with 0,
- * which takes nothing.  Segments of at most 16 elements each (and no lone
- * lane) with packed (AVX-512 VBMI): as simd_packed_bytes, then the largest
- * of each lane.  Else (at most 63 elements each; the lone lane's length
- * 0): as simd_lane_bytes, a masked load per segment (padded with flip), the
- * same tree of shuffles with vpmaxub in place of the additions, then the
- * largest of each lane; or, where no segment passes 8 elements, the 8
- * loads merged into one register.  In place of up to 8 blocks of rows, each
- * widened and transposed. */
+ * max); an empty segment's is flip, the identity.  Where at is not NULL
+ * (argmin, argmax) it gets the first position of each (-1: none), and the
+ * extremes are not returned.  Keys are padded with 0, which takes
+ * nothing.  Segments of at most 16 elements each (and no lone lane) with
+ * packed (AVX-512 VBMI): as simd_packed_bytes, then the largest of each
+ * lane.  Else (at most 63 elements each; the lone lane's length 0): as
+ * simd_lane_bytes, a masked load per segment (padded with flip), the same
+ * tree of shuffles with vpmaxub in place of the additions, then the
+ * largest of each lane, and its position per segment by a compare; or,
+ * where no segment passes 8 elements, the 8 loads merged into one
+ * register.  In place of up to 8 blocks of rows, each widened and
+ * transposed, and for positions 3 masked moves per column. */
 RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int64_t longest,
-    char flip, bool packed)
+    char flip, bool packed, __m512i *at)
 {
     const __m512i one = _mm512_set1_epi64(1), f = _mm512_set1_epi8(flip);
-    __m512i v;
+    const __m512i flip64 = _mm512_set1_epi64((unsigned char)flip);
+    /* byte m of lane j: m < len (for positions, where len <= 16) */
+    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
+                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
+    __mmask64 ok = _mm512_cmpgt_epi8_mask(_mm512_shuffle_epi8(len, spread),
+                                          _mm512_set1_epi64(0x0706050403020100LL));
+    __m512i r[8], v;
     if (packed) {
-        __m512i r[2];
-        v = simd_packed_lanes(x, base, span, s, len, longest, f, r) == 2
-                ? _mm512_max_epu8(r[0], r[1])
-                : r[0];
-        return _mm512_xor_si512(simd_lane_most(v), _mm512_set1_epi64((unsigned char)flip));
+        int n = simd_packed_lanes(x, base, span, s, len, longest, f, r);
+        v = simd_lane_most(n == 2 ? _mm512_max_epu8(r[0], r[1]) : r[0]);
+        if (at)
+            *at = simd_lane_first(v, r, ok, n);
+        return _mm512_xor_si512(v, flip64);
     }
     int64_t st[8];
     uint64_t in[8];
@@ -995,30 +1032,41 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
     __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
     if (longest <= 8) { /* as simd_lane_bytes: segment j's bytes into lane j */
-        v = f;
+        r[0] = f;
         RG_UNROLL for (int j = 0; j < 8; j++)
-            v = _mm512_mask_loadu_epi8(
-                v, in[j] << (8 * j),
+            r[0] = _mm512_mask_loadu_epi8(
+                r[0], in[j] << (8 * j),
                 (const void *)((uintptr_t)x + (uintptr_t)st[j] - (uintptr_t)(8 * j)));
-        v = _mm512_xor_si512(v, f);
-    } else {
-        __m512i r[8], t[4];
-        RG_UNROLL for (int j = 0; j < 8; j++)
-            r[j] = _mm512_xor_si512(
-                _mm512_mask_loadu_epi8(f, in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j])),
-                f);
-        /* as simd_lane_bytes's tree: lane j ends with 8 keys of r[j] */
-        RG_UNROLL for (int p = 0; p < 4; p++)
-            t[p] = _mm512_max_epu8(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
-                                   _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
-        __m512i u0 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
-                                     _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
-        __m512i u1 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
-                                     _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
-        v = _mm512_max_epu8(_mm512_shuffle_i64x2(u0, u1, 0x88),
-                            _mm512_shuffle_i64x2(u0, u1, 0xdd));
+        r[0] = _mm512_xor_si512(r[0], f);
+        v = simd_lane_most(r[0]);
+        if (at)
+            *at = simd_lane_first(v, r, ok, 1);
+        return _mm512_xor_si512(v, flip64);
     }
-    return _mm512_xor_si512(simd_lane_most(v), _mm512_set1_epi64((unsigned char)flip));
+    __m512i t[4];
+    RG_UNROLL for (int j = 0; j < 8; j++)
+        r[j] = _mm512_xor_si512(
+            _mm512_mask_loadu_epi8(f, in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j])), f);
+    /* as simd_lane_bytes's tree: lane j ends with 8 keys of r[j] */
+    RG_UNROLL for (int p = 0; p < 4; p++)
+        t[p] = _mm512_max_epu8(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
+                               _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
+    __m512i u0 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
+                                 _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
+    __m512i u1 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
+                                 _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
+    v = simd_lane_most(_mm512_max_epu8(_mm512_shuffle_i64x2(u0, u1, 0x88),
+                                       _mm512_shuffle_i64x2(u0, u1, 0xdd)));
+    if (at) { /* segment j's first byte equal to its largest key */
+        int64_t most[8], first[8];
+        _mm512_storeu_si512((void *)most, v);
+        RG_UNROLL for (int j = 0; j < 8; j++) {
+            uint64_t eq = _mm512_mask_cmpeq_epi8_mask(in[j], r[j], _mm512_set1_epi8((char)most[j]));
+            first[j] = eq ? __builtin_ctzll(eq) : -1;
+        }
+        *at = _mm512_loadu_si512((const void *)first);
+    }
+    return _mm512_xor_si512(v, flip64);
 }
 
 /* Transposes 8 rows of 8 lanes: afterwards r[m] holds lane m of each row
@@ -1448,7 +1496,11 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * tile of their own without them, each column one min or max, which
  * took them 0.67x to 0.85x the time on short, half-empty, power-law and
  * 1..63 lengths (float64; int64 0.68x to 0.91x; AMD EPYC Zen 5, paired;
- * thirty-ninth session). */
+ * thirty-ninth session).  BYTES (1-byte values): 1, no rows but a load per
+ * segment (simd_bytes_extreme); 2, the same but, for tiles of up to 16
+ * elements a segment, the byte permutes: min, max, argmin and argmax took
+ * 0.30x to 0.60x the time of the rows on short, half-empty, power-law and
+ * 1..63 lengths (Intel Xeon, paired, fifty-third session). */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF, BYTES)           \
     RG_AVX512_##N RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,         \
                                                      const void *ov, int64_t i, int mode,  \
@@ -1484,11 +1536,11 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
          * windows; the lone segment's range has the NaN rules. */                         \
         const __mmask8 first = _mm512_cmpgt_epi64_mask(len, _mm512_setzero_si512());       \
         const T pad = is_max ? TMIN : TMAX;                                                \
-        if (BYTES && !pos) {                                                               \
+        if (BYTES) {                                                                       \
             v = RG_SIMD_FROM_##S(simd_bytes_extreme(                                       \
                 x, base, span, s, len, longest,                                            \
                 (char)((is_max ? 0 : 0xff) ^ ((T)-1 < 0 ? 0x80 : 0)),                      \
-                BYTES == 2 && !lonely && longest <= 16));                                  \
+                BYTES == 2 && !lonely && longest <= 16, pos ? &at : NULL));                \
         } else {                                                                           \
         RG_SIMD_ROWS(N, T, RG_SIMD_EXTREME_COL_##S, pad)                                   \
         }                                                                                  \
@@ -2035,10 +2087,13 @@ static simd_tile_fn simd_tile(rg_reduce_family family, int mode, rg_dtype conten
         return RG_SIMD_PICK(logic_tile_u16);
     if (family == RG_FAMILY_EXTREME && shorts)
         return content == RG_INT16 ? RG_SIMD_EXTREME_PICK(i16) : RG_SIMD_EXTREME_PICK(u16);
-    /* bool: uint8's rows, but 1 for the min of an empty segment; its
+    /* bool: uint8's code, but 1 for the min of an empty segment; its
      * positions take uint8's tiles (the same code: bool's own copy took
      * argmin and argmax of short and half-empty lengths 1.03x to 1.06x the
      * time, Intel Xeon, paired; bool's stay unused) */
+    if (family == RG_FAMILY_EXTREME && bytes && mode >= 2 && vbmi)
+        return content == RG_INT8 ? RG_SIMD_PICK(extreme_pos_tile_pi8)
+                                  : RG_SIMD_PICK(extreme_pos_tile_pu8);
     if (family == RG_FAMILY_EXTREME && bytes && mode >= 2)
         return content == RG_INT8 ? RG_SIMD_PICK(extreme_pos_tile_i8)
                                   : RG_SIMD_PICK(extreme_pos_tile_u8);
