@@ -840,6 +840,14 @@ RG_AVX512_BW static inline __m512i simd_packed_sum(__m512i v, int what)
     return _mm512_sad_epu8(v, zero);
 }
 
+/* vpshufb's indices that copy byte 0 of each 64-bit lane to all 8 of its
+ * bytes (it picks within 16-byte lanes, two 64-bit lanes each), and each
+ * byte's place m in its 64-bit lane. */
+#define RG_SIMD_SPREAD                                                                     \
+    _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0, 0x0808080808080808LL, \
+                     0, 0x0808080808080808LL, 0)
+#define RG_SIMD_STEP _mm512_set1_epi64(0x0706050403020100LL)
+
 /* A tile of 1-byte values whose segments have at most 16 elements each
  * (their span, at most 128, from base; starts s, lengths len, longest),
  * spread by segment: 64-bit lane j of r[0] holds segment j's first 8
@@ -854,11 +862,7 @@ RG_AVX512_VBMI static inline int simd_packed_lanes(const void *x, int64_t base, 
                                                    __m512i s, __m512i len, int64_t longest,
                                                    __m512i flip, __m512i r[2])
 {
-    /* byte 0 of each 64-bit lane to all 8 of its bytes (vpshufb picks within
-     * 16-byte lanes, two 64-bit lanes each) */
-    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
-                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
-    const __m512i step = _mm512_set1_epi64(0x0706050403020100LL); /* byte m: m */
+    const __m512i spread = RG_SIMD_SPREAD, step = RG_SIMD_STEP;
     const __m512i eight = _mm512_set1_epi8(8);
     /* byte m of lane j: where element m of segment j lies in the span, and
      * whether it is one (m < len) */
@@ -977,10 +981,8 @@ RG_AVX512_BW static inline __m512i simd_lane_most(__m512i v)
 RG_AVX512_BW static inline __m512i simd_lane_first(__m512i most, const __m512i r[2],
                                                    __mmask64 ok, int n)
 {
-    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
-                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
-    const __m512i step = _mm512_set1_epi64(0x0706050403020100LL); /* byte m: m */
-    __m512i mb = _mm512_shuffle_epi8(most, spread); /* byte 0 to all 8 of its lane */
+    const __m512i step = RG_SIMD_STEP;
+    __m512i mb = _mm512_shuffle_epi8(most, RG_SIMD_SPREAD); /* byte 0 to all 8 of its lane */
     __m512i k = _mm512_maskz_sub_epi8(_mm512_mask_cmpeq_epi8_mask(ok, r[0], mb),
                                       _mm512_set1_epi8(16), step);
     if (n == 2)
@@ -1014,10 +1016,7 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     const __m512i one = _mm512_set1_epi64(1), f = _mm512_set1_epi8(flip);
     const __m512i flip64 = _mm512_set1_epi64((unsigned char)flip);
     /* byte m of lane j: m < len (for positions, where len <= 16) */
-    const __m512i spread = _mm512_set_epi64(0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
-                                            0x0808080808080808LL, 0, 0x0808080808080808LL, 0);
-    __mmask64 ok = _mm512_cmpgt_epi8_mask(_mm512_shuffle_epi8(len, spread),
-                                          _mm512_set1_epi64(0x0706050403020100LL));
+    __mmask64 ok = _mm512_cmpgt_epi8_mask(_mm512_shuffle_epi8(len, RG_SIMD_SPREAD), RG_SIMD_STEP);
     __m512i r[8], v;
     if (packed) {
         int n = simd_packed_lanes(x, base, span, s, len, longest, f, r);
