@@ -998,11 +998,10 @@ RG_AVX512_BW static inline __m512i simd_lane_first(__m512i most, const __m512i r
  * the byte of segment j whose key, byte ^ flip, is the largest (flip 0x80
  * orders signed bytes as unsigned ones, and 0xff more turns a min into a
  * max); an empty segment's is flip, the identity.  Where at is not NULL
- * (argmin, argmax) it gets the first position of each (-1: none), and the
- * extremes are not returned.  Keys are padded with 0, which takes
- * nothing.  Segments of at most 16 elements each (and no lone lane) with
- * packed (AVX-512 VBMI): as simd_packed_bytes, then the largest of each
- * lane.  Else (at most 63 elements each; the lone lane's length 0): as
+ * (argmin, argmax) it also gets the first position of each (-1: none).
+ * Keys are padded with 0, which takes nothing.  Segments of at most 16
+ * elements each (and no lone lane) with packed (AVX-512 VBMI): spread by
+ * simd_packed_lanes, then the largest of each lane.  Else (at most 63 elements each; the lone lane's length 0): as
  * simd_lane_bytes, a masked load per segment (padded with flip), the same
  * tree of shuffles with vpmaxub in place of the additions, then the
  * largest of each lane, and its position per segment by a compare; or,
