@@ -283,8 +283,8 @@ static inline bool have_avx512bw(void)
 }
 
 /* Whether the CPU also runs the paths built with
- * __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))): sums and
- * counts of 1-byte values in tiles of segments of up to 16 elements. */
+ * __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))):
+ * reductions of 1-byte values in tiles of segments of up to 16 elements. */
 static inline bool have_avx512vbmi(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

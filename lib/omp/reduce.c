@@ -901,6 +901,43 @@ RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t ba
     return n == 2 ? _mm512_add_epi64(sum, simd_packed_sum(r[1], what)) : sum;
 }
 
+/* Segment j's bytes (masks in, starts st) into 64-bit lane j of v, over
+ * v's bytes: each load merges its own bytes, read from 8 j bytes before
+ * the segment (masked bytes are not read).  Segments of at most 8
+ * elements: one register, no shuffles. */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_merged_bytes(const void *x,
+                                                                      const int64_t st[8],
+                                                                      const uint64_t in[8],
+                                                                      __m512i v)
+{
+    RG_UNROLL for (int j = 0; j < 8; j++)
+        v = _mm512_mask_loadu_epi8(
+            v, in[j] << (8 * j),
+            (const void *)((uintptr_t)x + (uintptr_t)st[j] - (uintptr_t)(8 * j)));
+    return v;
+}
+
+/* 8 registers into one, 64-bit lane j from register j: its 8 lanes added,
+ * or where most the bytes' largest of its 8 lanes kept (8 bytes, for
+ * simd_lane_most), by three rounds of shuffles (14 in all). */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_fold8(const __m512i r[8], bool most)
+{
+#define RG_FOLD8(a, b) (most ? _mm512_max_epu8(a, b) : _mm512_add_epi64(a, b))
+    /* pairs: 128-bit lane k of t[p] holds 64-bit lanes 2k and 2k + 1 of
+     * r[2p] folded, then of r[2p + 1] */
+    __m512i t[4];
+    RG_UNROLL for (int p = 0; p < 4; p++)
+        t[p] = RG_FOLD8(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
+                        _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
+    /* then the 128-bit lanes of two such, in pairs, twice */
+    __m512i u0 = RG_FOLD8(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
+                          _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
+    __m512i u1 = RG_FOLD8(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
+                          _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
+    return RG_FOLD8(_mm512_shuffle_i64x2(u0, u1, 0x88), _mm512_shuffle_i64x2(u0, u1, 0xdd));
+#undef RG_FOLD8
+}
+
 /* The same sums (what as there) for a tile of 1-byte values whose segments
  * have at most 64 elements each (the lone lane's length 0; longest, the
  * longest other): each segment is one masked load, its 8 groups of 8
@@ -922,17 +959,8 @@ RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m
     _mm512_storeu_si512((void *)st, s);
     _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
     __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
-    if (longest <= 8) {
-        /* segment j's bytes straight into 64-bit lane j: each load merges its
-         * own 8 bytes, read from 8 j bytes before the segment (masked bytes
-         * are not read), so one vpsadbw and no shuffles */
-        __m512i v = zero;
-        RG_UNROLL for (int j = 0; j < 8; j++)
-            v = _mm512_mask_loadu_epi8(
-                v, in[j] << (8 * j),
-                (const void *)((uintptr_t)x + (uintptr_t)st[j] - (uintptr_t)(8 * j)));
-        return simd_packed_sum(v, what);
-    }
+    if (longest <= 8) /* one vpsadbw */
+        return simd_packed_sum(simd_merged_bytes(x, st, in, zero), what);
     __m512i r[8];
     RG_UNROLL for (int j = 0; j < 8; j++) {
         __m512i v = _mm512_maskz_loadu_epi8(in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j]));
@@ -942,19 +970,7 @@ RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m
             v = _mm512_min_epu8(v, _mm512_set1_epi8(1));
         r[j] = _mm512_sad_epu8(v, zero);
     }
-    /* pairs: 128-bit lane k of t[p] holds the sums of 64-bit lanes 2k and
-     * 2k + 1 of r[2p] and of r[2p + 1] */
-    __m512i t[4];
-    RG_UNROLL for (int p = 0; p < 4; p++)
-        t[p] = _mm512_add_epi64(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
-                                _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
-    /* then the 128-bit lanes of two such, in pairs, twice */
-    __m512i u0 = _mm512_add_epi64(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
-                                  _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
-    __m512i u1 = _mm512_add_epi64(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
-                                  _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
-    __m512i sums = _mm512_add_epi64(_mm512_shuffle_i64x2(u0, u1, 0x88),
-                                    _mm512_shuffle_i64x2(u0, u1, 0xdd));
+    __m512i sums = simd_fold8(r, false);
     return what == 1 ? _mm512_sub_epi64(sums, _mm512_set1_epi64(64 * 128)) : sums;
 }
 
@@ -1029,32 +1045,17 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     _mm512_storeu_si512((void *)st, s);
     _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
     __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
-    if (longest <= 8) { /* as simd_lane_bytes: segment j's bytes into lane j */
-        r[0] = f;
-        RG_UNROLL for (int j = 0; j < 8; j++)
-            r[0] = _mm512_mask_loadu_epi8(
-                r[0], in[j] << (8 * j),
-                (const void *)((uintptr_t)x + (uintptr_t)st[j] - (uintptr_t)(8 * j)));
-        r[0] = _mm512_xor_si512(r[0], f);
+    if (longest <= 8) {
+        r[0] = _mm512_xor_si512(simd_merged_bytes(x, st, in, f), f);
         v = simd_lane_most(r[0]);
         if (at)
             *at = simd_lane_first(v, r, ok, 1);
         return _mm512_xor_si512(v, flip64);
     }
-    __m512i t[4];
     RG_UNROLL for (int j = 0; j < 8; j++)
         r[j] = _mm512_xor_si512(
             _mm512_mask_loadu_epi8(f, in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j])), f);
-    /* as simd_lane_bytes's tree: lane j ends with 8 keys of r[j] */
-    RG_UNROLL for (int p = 0; p < 4; p++)
-        t[p] = _mm512_max_epu8(_mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]),
-                               _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]));
-    __m512i u0 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
-                                 _mm512_shuffle_i64x2(t[0], t[1], 0xdd));
-    __m512i u1 = _mm512_max_epu8(_mm512_shuffle_i64x2(t[2], t[3], 0x88),
-                                 _mm512_shuffle_i64x2(t[2], t[3], 0xdd));
-    v = simd_lane_most(_mm512_max_epu8(_mm512_shuffle_i64x2(u0, u1, 0x88),
-                                       _mm512_shuffle_i64x2(u0, u1, 0xdd)));
+    v = simd_lane_most(simd_fold8(r, true)); /* lane j: 8 keys of r[j], then the largest */
     if (at) { /* segment j's first byte equal to its largest key */
         int64_t most[8], first[8];
         _mm512_storeu_si512((void *)most, v);
