@@ -1432,6 +1432,71 @@ START_TEST(test_reduce_byte_tiles)
 }
 END_TEST
 
+/* Sums, count_nonzero, any and all of 2-byte values (int16, uint16), which
+ * OpenMP's AVX-512BW tiles add by vpmaddwd (simd_lane_words in
+ * lib/omp/reduce.c): every 16-bit value, a third of them 0 and a third
+ * extremes (0x7fff, 0x8000, 0xffff, 1), so that a segment of 63 elements
+ * reaches the largest and smallest sums; on tiles of 0 to 8 elements each
+ * (two registers), 0 to 16 and exactly 16 (four), exactly 8, half empty,
+ * 0 to 32 (a load per segment; past 24 a lone lane), 33 to 63 and
+ * exactly 33 (two loads, a lone lane), 63 or 62 with one of 32, and one
+ * lone segment of 25 to 40 among ones of 0 to 8 or 0 to 16 (a load per
+ * segment into slots).  Min and max too (their own
+ * tiles, on the same data).  Every policy, int32 and int64 offsets. */
+static int64_t word_tile_length(size_t i, uint64_t r)
+{
+    switch ((i / 8) % 10) { /* per tile of 8 */
+    case 0: return (int64_t)(r % 9);
+    case 1: return (int64_t)(r % 17);
+    case 2: return 8;
+    case 3: return 16;
+    case 4: return r % 2 ? 0 : 1 + (int64_t)(r / 2 % 15);
+    case 5: return (int64_t)(r % 33);
+    case 8: return i % 8 == 5 ? 25 + (int64_t)(r % 16) : (int64_t)(r % 9);
+    case 9: return i % 8 == 2 ? 25 + (int64_t)(r % 16) : (int64_t)(r % 17);
+    case 6: return (i / 64) % 2 ? 33 : 33 + (int64_t)(r % 31);
+    default: return i % 8 == 3 ? 32 : 62 + (int64_t)(r % 2);
+    }
+}
+START_TEST(test_reduce_word_tiles)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    static const rg_reduce_op ops[6] = {RG_REDUCE_SUM, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY,
+                                        RG_REDUCE_ALL, RG_REDUCE_MIN,           RG_REDUCE_MAX};
+    static const uint16_t extremes[4] = {0x7fff, 0x8000, 0xffff, 1};
+    static const rg_dtype types[2] = {RG_UINT16, RG_INT16};
+    size_t nsegs = 8 * 8 * 40 + 5;
+    int64_t *len = lengths_by(nsegs, 37 + (uint64_t)_i, word_tile_length);
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    uint16_t *xh = malloc((n + 1) * sizeof *xh);
+    ck_assert_ptr_nonnull(xh);
+    for (int d = 0; d < 2; d++) {
+        rg_array *offsets =
+            test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+        uint64_t state = 83 + (uint64_t)d;
+        /* runs of one extreme: whole segments of it */
+        for (size_t k = 0; k < n; k++) {
+            uint64_t r = test_rand(&state);
+            xh[k] = r % 3 == 0   ? 0
+                    : r % 3 == 1 ? (uint16_t)(r >> 16)
+                                 : extremes[(k / 64 + (size_t)d) % 4];
+        }
+        rg_array *content = NULL;
+        ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
+        for (int o = 0; o < 6; o++)
+            check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, "word tiles");
+        rg_array_free(content);
+        rg_array_free(offsets);
+    }
+    free(xh);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Regular offsets, every segment of one length: the OpenMP merge path
  * reduces segments of up to 8 elements from offsets it makes in blocks of
  * 4096 segments (regular_F of lib/omp/reduce.c), never reading them.
@@ -1809,6 +1874,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_extreme_limits, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_logic_tiles, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_byte_tiles, 0, 2 * N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_word_tiles, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_narrow_extremes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);

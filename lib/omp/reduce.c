@@ -512,7 +512,9 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * elements (BENCHMARKS.md).  1-byte values take no rows: a load per
  * segment (simd_lane_bytes, simd_bytes_extreme) or, with AVX-512 VBMI, one
  * for the tile (simd_packed_lanes), added by vpsadbw or reduced by
- * vpmaxub.
+ * vpmaxub; nor do the sums and counts of 2-byte values (simd_lane_words:
+ * the tile's words put in place by a word permute, or a load per segment,
+ * added by vpmaddwd).
  * The tile's results are one 64-byte line (32-bit results: half a line;
  * any and all: 8 bytes), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
@@ -917,12 +919,19 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_merged_bytes(const void
     return v;
 }
 
-/* 8 registers into one, 64-bit lane j from register j: its 8 lanes added,
- * or where most the bytes' largest of its 8 lanes kept (8 bytes, for
- * simd_lane_most), by three rounds of shuffles (14 in all). */
-RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_fold8(const __m512i r[8], bool most)
+/* How simd_fold8 folds: 64-bit sums, the bytes' largest, or the sums of
+ * the two 32-bit halves apart (2-byte values' pairs, simd_word_pairs). */
+enum { RG_FOLD_ADD64, RG_FOLD_MAXU8, RG_FOLD_ADD32 };
+
+/* 8 registers into one, 64-bit lane j from register j: its 8 lanes added
+ * (how: as 64-bit or as two 32-bit halves), or their bytes' largest kept
+ * (8 bytes, for simd_lane_most), by three rounds of shuffles (14 in all). */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_fold8(const __m512i r[8], int how)
 {
-#define RG_FOLD8(a, b) (most ? _mm512_max_epu8(a, b) : _mm512_add_epi64(a, b))
+#define RG_FOLD8(a, b)                                                                     \
+    (how == RG_FOLD_MAXU8   ? _mm512_max_epu8(a, b)                                        \
+     : how == RG_FOLD_ADD32 ? _mm512_add_epi32(a, b)                                       \
+                            : _mm512_add_epi64(a, b))
     /* pairs: 128-bit lane k of t[p] holds 64-bit lanes 2k and 2k + 1 of
      * r[2p] folded, then of r[2p + 1] */
     __m512i t[4];
@@ -970,8 +979,144 @@ RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m
             v = _mm512_min_epu8(v, _mm512_set1_epi8(1));
         r[j] = _mm512_sad_epu8(v, zero);
     }
-    __m512i sums = simd_fold8(r, false);
+    __m512i sums = simd_fold8(r, RG_FOLD_ADD64);
     return what == 1 ? _mm512_sub_epi64(sums, _mm512_set1_epi64(64 * 128)) : sums;
+}
+
+/* 2-byte values' pairs: each 32-bit half of v's words added, as signed
+ * ones; what as simd_lane_bytes': unsigned ones biased (^ 0x8000, each
+ * taking 32768 less, the padding too: simd_word_sums adds it back), or
+ * nonzero ones as 1s (2). */
+RG_AVX512_BW static inline __m512i simd_word_pairs(__m512i v, int what)
+{
+    if (what == 0)
+        v = _mm512_xor_si512(v, _mm512_set1_epi16((short)0x8000));
+    else if (what == 2)
+        v = _mm512_min_epu16(v, _mm512_set1_epi16(1));
+    return _mm512_madd_epi16(v, _mm512_set1_epi16(1));
+}
+
+/* The sums of each 64-bit lane of pairs p: its two signed 32-bit halves,
+ * and for unsigned values (what 0) the bias of the lane's words words. */
+RG_AVX512_BW static inline __m512i simd_word_sums(__m512i p, int what, int words)
+{
+    __m512i t = _mm512_add_epi64(_mm512_srai_epi64(_mm512_slli_epi64(p, 32), 32),
+                                 _mm512_srai_epi64(p, 32));
+    return what == 0 ? _mm512_add_epi64(t, _mm512_set1_epi64(32768LL * words)) : t;
+}
+
+/* The 64-bit lanes' sums (what as simd_word_pairs') of n registers of
+ * 2-byte values that hold a segment per slot of 8 words (n 2: 128-bit lane
+ * k of r[l] holds segment 2k + l) or of 16 (n 4: 256-bit half h of
+ * r[2a + b] holds segment 4a + 2h + b), zeros past its length: lane j gets
+ * segment j's by two rounds of shuffles (one where n is 2). */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_word_slots(const __m512i *r, int n,
+                                                                     int what)
+{
+    __m512i t[2];
+    RG_UNROLL for (int p = 0; p < n / 2; p++) { /* 128-bit lane k: r[2p]'s, r[2p + 1]'s */
+        __m512i a = simd_word_pairs(r[2 * p], what), b = simd_word_pairs(r[2 * p + 1], what);
+        t[p] = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+    }
+    if (n == 2)
+        return simd_word_sums(t[0], what, 8);
+    return simd_word_sums(_mm512_add_epi32(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
+                                           _mm512_shuffle_i64x2(t[0], t[1], 0xdd)),
+                          what, 16);
+}
+
+/* 4 words of the index of 64-bit lane j's low word, for vpermw. */
+#define RG_WORDS_OF(j) ((long long)(0x0001000100010001ULL * 4 * (unsigned long long)(j)))
+
+/* The same sums (what as there) for a tile of 2-byte values whose segments
+ * have at most 63 elements each (starts s, lengths len, longest; their
+ * span from base; the lone lane's length 0), by vpmaddwd in place of rows
+ * (their widening and transposes).  Segments of at most 16 elements go in
+ * slots (simd_word_slots): where their span has at most 64 words (and no
+ * lane is lone), loaded once and put in place by word permutes (vpermt2w,
+ * AVX-512BW; as simd_packed_lanes'), else by a load per segment into its
+ * slot, read from before the segment (masked words are not read), the
+ * loads then or'ed.  Longer ones are a load each (two past 32 elements),
+ * added by simd_fold8.  A load per segment for all took int16 sums on
+ * 1..8 lengths 1.12x the time of the rows (merging loads or or'ed ones
+ * alike), the permutes 0.68x; half-empty 0.75x and 0.57x (Intel Xeon,
+ * paired). */
+RG_AVX512_BW static inline __m512i simd_lane_words(const void *x, int64_t base, int64_t span,
+                                                   __m512i s, __m512i len, int64_t longest,
+                                                   bool lonely, int what)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    int n = longest <= 8 ? 2 : 4;
+    __m512i r[8];
+    if (longest <= 16 && span <= 64 && !lonely) {
+        /* lane j: its start in the span, its length * 256; each slot's word m
+         * takes its segment's, for the permute's index (start + m; vpermt2w
+         * reads the low 6 bits) and for m < length */
+        __m512i c = _mm512_or_si512(_mm512_sub_epi64(s, _mm512_set1_epi64(base)),
+                                    _mm512_slli_epi64(len, 8));
+        __m512i step = n == 2 ? _mm512_set_epi64(0x0007000600050004LL, 0x0003000200010000LL,
+                                                 0x0007000600050004LL, 0x0003000200010000LL,
+                                                 0x0007000600050004LL, 0x0003000200010000LL,
+                                                 0x0007000600050004LL, 0x0003000200010000LL)
+                              : _mm512_set_epi64(0x000f000e000d000cLL, 0x000b000a00090008LL,
+                                                 0x0007000600050004LL, 0x0003000200010000LL,
+                                                 0x000f000e000d000cLL, 0x000b000a00090008LL,
+                                                 0x0007000600050004LL, 0x0003000200010000LL);
+        __m512i limit = _mm512_or_si512(_mm512_slli_epi16(step, 8), _mm512_set1_epi16(0xff));
+        uintptr_t p = (uintptr_t)x + 2 * (uintptr_t)base; /* p + 64 may lie past x */
+        int64_t rest = span > 32 ? span - 32 : 0;
+        __m512i lo = _mm512_maskz_loadu_epi16(span >= 32 ? ~0u : (1u << span) - 1, (const void *)p);
+        __m512i hi =
+            _mm512_maskz_loadu_epi16(rest >= 32 ? ~0u : (1u << rest) - 1, (const void *)(p + 64));
+        RG_UNROLL for (int q = 0; q < n; q++) {
+            __m512i at = n == 2 ? _mm512_set_epi64(RG_WORDS_OF(6 + q), RG_WORDS_OF(6 + q),
+                                                   RG_WORDS_OF(4 + q), RG_WORDS_OF(4 + q),
+                                                   RG_WORDS_OF(2 + q), RG_WORDS_OF(2 + q),
+                                                   RG_WORDS_OF(q), RG_WORDS_OF(q))
+                                : _mm512_set_epi64(
+                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)));
+            __m512i b = _mm512_permutexvar_epi16(at, c);
+            r[q] = _mm512_maskz_permutex2var_epi16(_mm512_cmpgt_epi16_mask(b, limit), lo,
+                                                   _mm512_add_epi16(b, step), hi);
+        }
+        return simd_word_slots(r, n, what);
+    }
+    int64_t st[8];
+    uint64_t in[8];
+    _mm512_storeu_si512((void *)st, s);
+    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
+    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+#define RG_WORDS_AT(j, d)                                                                  \
+    ((const void *)((uintptr_t)x + ((uintptr_t)st[j] + (uintptr_t)(d)) * 2))
+    if (longest <= 16) { /* slot d of segment j, as above */
+        __m512i v[8];
+        RG_UNROLL for (int j = 0; j < 8; j++) {
+            int d = n == 2 ? j >> 1 : (j >> 1) & 1, w = 4 * n;
+            v[j] = _mm512_maskz_loadu_epi16((__mmask32)(in[j] << (w * d)), RG_WORDS_AT(j, -w * d));
+        }
+        RG_UNROLL for (int q = 0; q < n; q++)
+            r[q] = n == 2 ? _mm512_or_si512(_mm512_or_si512(v[q], v[q + 2]),
+                                            _mm512_or_si512(v[q + 4], v[q + 6]))
+                          : _mm512_or_si512(v[4 * (q >> 1) + (q & 1)], v[4 * (q >> 1) + (q & 1) + 2]);
+        return simd_word_slots(r, n, what);
+    }
+    RG_UNROLL for (int j = 0; j < 8; j++) {
+        r[j] = simd_word_pairs(_mm512_maskz_loadu_epi16((__mmask32)in[j], RG_WORDS_AT(j, 0)), what);
+        if (longest > 32)
+            r[j] = _mm512_add_epi32(
+                r[j], simd_word_pairs(
+                          _mm512_maskz_loadu_epi16((__mmask32)(in[j] >> 32), RG_WORDS_AT(j, 32)),
+                          what));
+    }
+#undef RG_WORDS_AT
+    return simd_word_sums(simd_fold8(r, RG_FOLD_ADD32), what, longest > 32 ? 64 : 32);
 }
 
 /* The largest key of each 64-bit lane of v into its byte 0, the bytes above
@@ -1055,7 +1200,7 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     RG_UNROLL for (int j = 0; j < 8; j++)
         r[j] = _mm512_xor_si512(
             _mm512_mask_loadu_epi8(f, in[j], (const void *)((uintptr_t)x + (uintptr_t)st[j])), f);
-    v = simd_lane_most(simd_fold8(r, true)); /* lane j: 8 keys of r[j], then the largest */
+    v = simd_lane_most(simd_fold8(r, RG_FOLD_MAXU8)); /* lane j: 8 keys of r[j], then the largest */
     if (at) { /* segment j's first byte equal to its largest key */
         int64_t most[8], first[8];
         _mm512_storeu_si512((void *)most, v);
@@ -1317,7 +1462,8 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * on 1 to 15 elements 0.39x, on power-law lengths 1.06x (BENCHMARKS.md,
  * thirty-seventh session).  BYTES (1-byte values): 1, a load per segment
  * instead of rows (simd_lane_bytes); 2, the same but first, for tiles
- * of up to 16 elements a segment, the byte permutes (simd_packed_bytes). */
+ * of up to 16 elements a segment, the byte permutes (simd_packed_bytes);
+ * 3 (2-byte values), vpmaddwd on slots or loads (simd_lane_words). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, BYTES)                              \
     RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -1336,6 +1482,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
         } else if (BYTES == 2 && !lonely && longest <= 16) {                               \
             acc = RG_SIMD_FROM_##L(                                                        \
                 simd_packed_bytes(x, base, span, s, len, longest, (T)-1 < 0));             \
+        } else if (BYTES == 3) {                                                           \
+            acc = RG_SIMD_FROM_##L(                                                       \
+                simd_lane_words(x, base, span, s, len, longest, lonely, (T)-1 < 0));       \
         } else if (BYTES) {                                                                \
             acc = RG_SIMD_FROM_##L(simd_lane_bytes(x, s, len, longest, (T)-1 < 0));        \
         } else { /* one copy for both: two took clang's sanitizer builds 2x as long */     \
@@ -1456,9 +1605,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
                            INT8_MIN, INT8_MAX, 0, 2)                                       \
     RG_DEFINE_SIMD_EXTREME(IN, IT, pb8, unsigned char, __m512i, epi64, _mm512_set1_epi64, 0, \
                            UINT8_MAX, 0, 2)                                                \
-    RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0, 0)                \
-    RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0, 0)                         \
-    RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64, 0)                            \
+    RG_DEFINE_SIMD_ARITH(IN, IT, u16, unsigned short, __m512i, EPI64, 0, 3)                \
+    RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0, 3)                         \
+    RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64, 3)                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u16, unsigned short, __m512i, epi64, _mm512_set1_epi64, \
                            0, UINT16_MAX, 0, 0)                                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i16, short, __m512i, epi64, _mm512_set1_epi64,          \
@@ -1598,6 +1747,8 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
             RG_SIMD_LOGIC_COL_##L(RG_SIMD_BITS_##L(RG_SIMD_LOAD_##N(x + o[i])), 0);        \
         } else if (BYTES == 2 && !lonely && longest <= 16) {                               \
             acc = simd_packed_bytes(x, base, span, s, len, longest, 2);                    \
+        } else if (BYTES == 3) {                                                           \
+            acc = simd_lane_words(x, base, span, s, len, longest, lonely, 2);              \
         } else if (BYTES) {                                                                \
             acc = simd_lane_bytes(x, s, len, longest, 2);                                  \
         } else {                                                                           \
