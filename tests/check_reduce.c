@@ -1432,17 +1432,19 @@ START_TEST(test_reduce_byte_tiles)
 }
 END_TEST
 
-/* Sums, count_nonzero, any and all of 2-byte values (int16, uint16), which
- * OpenMP's AVX-512BW tiles add by vpmaddwd (simd_lane_words in
- * lib/omp/reduce.c): every 16-bit value, a third of them 0 and a third
+/* Sums, count_nonzero, any, all, min, max, argmin and argmax of 2-byte
+ * values (int16, uint16), which OpenMP's AVX-512BW tiles add by vpmaddwd
+ * or reduce by vpmaxuw on keys (simd_lane_words, simd_packed_word_extreme
+ * in lib/omp/reduce.c): every 16-bit value, a third of them 0 and a third
  * extremes (0x7fff, 0x8000, 0xffff, 1), so that a segment of 63 elements
  * reaches the largest and smallest sums; on tiles of 0 to 8 elements each
  * (two registers), 0 to 16 and exactly 16 (four), exactly 8, half empty,
  * 0 to 32 (a load per segment; past 24 a lone lane), 33 to 63 and
  * exactly 33 (two loads, a lone lane), 63 or 62 with one of 32, and one
  * lone segment of 25 to 40 among ones of 0 to 8 or 0 to 16 (a load per
- * segment into slots).  Min and max too (their own
- * tiles, on the same data).  Every policy, int32 and int64 offsets. */
+ * segment into slots; the extremes there take rows).  The extremes' ties
+ * (zeros, extremes) test that the first position is kept.  Every policy,
+ * int32 and int64 offsets. */
 static int64_t word_tile_length(size_t i, uint64_t r)
 {
     switch ((i / 8) % 10) { /* per tile of 8 */
@@ -1462,8 +1464,10 @@ START_TEST(test_reduce_word_tiles)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = policy_of(_i);
-    static const rg_reduce_op ops[6] = {RG_REDUCE_SUM, RG_REDUCE_COUNT_NONZERO, RG_REDUCE_ANY,
-                                        RG_REDUCE_ALL, RG_REDUCE_MIN,           RG_REDUCE_MAX};
+    static const rg_reduce_op ops[8] = {RG_REDUCE_SUM,    RG_REDUCE_COUNT_NONZERO,
+                                        RG_REDUCE_ANY,    RG_REDUCE_ALL,
+                                        RG_REDUCE_MIN,    RG_REDUCE_MAX,
+                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX};
     static const uint16_t extremes[4] = {0x7fff, 0x8000, 0xffff, 1};
     static const rg_dtype types[2] = {RG_UINT16, RG_INT16};
     size_t nsegs = 8 * 8 * 40 + 5;
@@ -1485,7 +1489,7 @@ START_TEST(test_reduce_word_tiles)
         }
         rg_array *content = NULL;
         ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
-        for (int o = 0; o < 6; o++)
+        for (int o = 0; o < 8; o++)
             check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, "word tiles");
         rg_array_free(content);
         rg_array_free(offsets);

@@ -1028,6 +1028,115 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_word_slots(const __m512
 /* 4 words of the index of 64-bit lane j's low word, for vpermw. */
 #define RG_WORDS_OF(j) ((long long)(0x0001000100010001ULL * 4 * (unsigned long long)(j)))
 
+/* Each word's place in its slot of 8 (n 2) or 16 (n 4) words. */
+#define RG_WORD_STEP(n)                                                                    \
+    ((n) == 2 ? _mm512_set_epi64(0x0007000600050004LL, 0x0003000200010000LL,                \
+                                 0x0007000600050004LL, 0x0003000200010000LL,                \
+                                 0x0007000600050004LL, 0x0003000200010000LL,                \
+                                 0x0007000600050004LL, 0x0003000200010000LL)                \
+              : _mm512_set_epi64(0x000f000e000d000cLL, 0x000b000a00090008LL,                \
+                                 0x0007000600050004LL, 0x0003000200010000LL,                \
+                                 0x000f000e000d000cLL, 0x000b000a00090008LL,                \
+                                 0x0007000600050004LL, 0x0003000200010000LL))
+
+/* A tile of 2-byte values whose segments have at most 8 (n 2) or 16 (n 4)
+ * elements each and whose span from base has at most 64 words (no lone
+ * lane), in slots as simd_word_slots' (r[0 .. n)), each word ^ flip and
+ * zeros past its segment's length; where ok is not NULL, ok[q] marks r[q]'s
+ * words that are elements.  The span is loaded once (two masked loads)
+ * and its words put in place by vpermt2w (AVX-512BW), as
+ * simd_packed_lanes' bytes. */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE void simd_packed_words(
+    const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int n, __m512i flip,
+    __m512i r[4], __mmask32 ok[4])
+{
+    /* lane j: its start in the span, its length * 256; each slot's word m
+     * takes its segment's, for the permute's index (start + m; vpermt2w
+     * reads the low 6 bits) and for m < length */
+    __m512i c = _mm512_or_si512(_mm512_sub_epi64(s, _mm512_set1_epi64(base)),
+                                _mm512_slli_epi64(len, 8));
+    __m512i step = RG_WORD_STEP(n);
+    __m512i limit = _mm512_or_si512(_mm512_slli_epi16(step, 8), _mm512_set1_epi16(0xff));
+    uintptr_t p = (uintptr_t)x + 2 * (uintptr_t)base; /* p + 64 may lie past x */
+    int64_t rest = span > 32 ? span - 32 : 0;
+    __m512i lo = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi16(span >= 32 ? ~0u : (1u << span) - 1, (const void *)p), flip);
+    __m512i hi = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi16(rest >= 32 ? ~0u : (1u << rest) - 1, (const void *)(p + 64)),
+        flip);
+    RG_UNROLL for (int q = 0; q < n; q++) {
+        __m512i at = n == 2 ? _mm512_set_epi64(RG_WORDS_OF(6 + q), RG_WORDS_OF(6 + q),
+                                               RG_WORDS_OF(4 + q), RG_WORDS_OF(4 + q),
+                                               RG_WORDS_OF(2 + q), RG_WORDS_OF(2 + q),
+                                               RG_WORDS_OF(q), RG_WORDS_OF(q))
+                            : _mm512_set_epi64(RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
+                                               RG_WORDS_OF(4 * (q >> 1) + (q & 1)));
+        __m512i b = _mm512_permutexvar_epi16(at, c);
+        __mmask32 in = _mm512_cmpgt_epi16_mask(b, limit);
+        r[q] = _mm512_maskz_permutex2var_epi16(in, lo, _mm512_add_epi16(b, step), hi);
+        if (ok)
+            ok[q] = in;
+    }
+}
+
+/* The largest word of each slot of r (n registers, as simd_word_slots'):
+ * segment j's in 64-bit lane j (its low word, the rest 0); where m is not
+ * NULL, m[q] holds each slot's largest in every word of it. */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_word_slot_most(const __m512i *r, int n,
+                                                                         __m512i *m)
+{
+    __m512i t[4];
+    RG_UNROLL for (int q = 0; q < n; q++) {
+        __m512i v = r[q];
+        if (n == 4) /* a slot's two 128-bit lanes */
+            v = _mm512_max_epu16(v, _mm512_shuffle_i64x2(v, v, 0xb1));
+        v = _mm512_max_epu16(v, _mm512_bsrli_epi128(v, 8));
+        v = _mm512_max_epu16(v, _mm512_bsrli_epi128(v, 4));
+        t[q] = _mm512_max_epu16(v, _mm512_bsrli_epi128(v, 2)); /* in word 0 of each */
+        if (m)
+            m[q] = _mm512_shuffle_epi8(t[q], _mm512_set1_epi16(0x0100));
+    }
+    __m512i lanes = _mm512_unpacklo_epi64(t[0], t[1]);
+    if (n == 4) /* 128-bit lanes 0 and 2 of each pair: segments 4a .. 4a + 3 */
+        lanes = _mm512_shuffle_i64x2(lanes, _mm512_unpacklo_epi64(t[2], t[3]), 0x88);
+    return _mm512_and_si512(lanes, _mm512_set1_epi64(0xffff));
+}
+
+/* The extremes of a tile of 2-byte values as simd_packed_words takes them:
+ * 64-bit lane j holds (in its low word) the word of segment j whose key,
+ * word ^ flip, is the largest (flip 0x8000 orders int16 as unsigned words,
+ * 0xffff more turns a min into a max; an empty segment's is flip, the
+ * identity), and where at is not NULL *at its first position (-1: none),
+ * as simd_lane_first finds the bytes'.  Keys past a segment are 0, which
+ * takes nothing. */
+RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_packed_word_extreme(
+    const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int64_t longest,
+    unsigned short flip, __m512i *at)
+{
+    int n = longest <= 8 ? 2 : 4;
+    const __m512i zero = _mm512_setzero_si512();
+    /* zeros: gcc cannot tell that only n are read */
+    __m512i r[4] = {zero, zero, zero, zero}, m[4], k[4] = {zero, zero, zero, zero};
+    __mmask32 ok[4];
+    simd_packed_words(x, base, span, s, len, n, _mm512_set1_epi16((short)flip), r, ok);
+    __m512i most = simd_word_slot_most(r, n, at ? m : NULL);
+    if (at) { /* each word equal to its slot's largest: 16 - its place (1 to 16) */
+        RG_UNROLL for (int q = 0; q < n; q++)
+            k[q] = _mm512_maskz_sub_epi16(_mm512_mask_cmpeq_epi16_mask(ok[q], r[q], m[q]),
+                                          _mm512_set1_epi16(16), RG_WORD_STEP(n));
+        __m512i f = simd_word_slot_most(k, n, NULL);
+        *at = _mm512_mask_mov_epi64(_mm512_sub_epi64(_mm512_set1_epi64(16), f),
+                                    _mm512_cmpeq_epi64_mask(f, zero), _mm512_set1_epi64(-1));
+    }
+    return _mm512_xor_si512(most, _mm512_set1_epi64(flip));
+}
+
 /* The same sums (what as there) for a tile of 2-byte values whose segments
  * have at most 63 elements each (starts s, lengths len, longest; their
  * span from base; the lone lane's length 0), by vpmaddwd in place of rows
@@ -1049,43 +1158,7 @@ RG_AVX512_BW static inline __m512i simd_lane_words(const void *x, int64_t base, 
     int n = longest <= 8 ? 2 : 4;
     __m512i r[8];
     if (longest <= 16 && span <= 64 && !lonely) {
-        /* lane j: its start in the span, its length * 256; each slot's word m
-         * takes its segment's, for the permute's index (start + m; vpermt2w
-         * reads the low 6 bits) and for m < length */
-        __m512i c = _mm512_or_si512(_mm512_sub_epi64(s, _mm512_set1_epi64(base)),
-                                    _mm512_slli_epi64(len, 8));
-        __m512i step = n == 2 ? _mm512_set_epi64(0x0007000600050004LL, 0x0003000200010000LL,
-                                                 0x0007000600050004LL, 0x0003000200010000LL,
-                                                 0x0007000600050004LL, 0x0003000200010000LL,
-                                                 0x0007000600050004LL, 0x0003000200010000LL)
-                              : _mm512_set_epi64(0x000f000e000d000cLL, 0x000b000a00090008LL,
-                                                 0x0007000600050004LL, 0x0003000200010000LL,
-                                                 0x000f000e000d000cLL, 0x000b000a00090008LL,
-                                                 0x0007000600050004LL, 0x0003000200010000LL);
-        __m512i limit = _mm512_or_si512(_mm512_slli_epi16(step, 8), _mm512_set1_epi16(0xff));
-        uintptr_t p = (uintptr_t)x + 2 * (uintptr_t)base; /* p + 64 may lie past x */
-        int64_t rest = span > 32 ? span - 32 : 0;
-        __m512i lo = _mm512_maskz_loadu_epi16(span >= 32 ? ~0u : (1u << span) - 1, (const void *)p);
-        __m512i hi =
-            _mm512_maskz_loadu_epi16(rest >= 32 ? ~0u : (1u << rest) - 1, (const void *)(p + 64));
-        RG_UNROLL for (int q = 0; q < n; q++) {
-            __m512i at = n == 2 ? _mm512_set_epi64(RG_WORDS_OF(6 + q), RG_WORDS_OF(6 + q),
-                                                   RG_WORDS_OF(4 + q), RG_WORDS_OF(4 + q),
-                                                   RG_WORDS_OF(2 + q), RG_WORDS_OF(2 + q),
-                                                   RG_WORDS_OF(q), RG_WORDS_OF(q))
-                                : _mm512_set_epi64(
-                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + 2 + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)),
-                                      RG_WORDS_OF(4 * (q >> 1) + (q & 1)));
-            __m512i b = _mm512_permutexvar_epi16(at, c);
-            r[q] = _mm512_maskz_permutex2var_epi16(_mm512_cmpgt_epi16_mask(b, limit), lo,
-                                                   _mm512_add_epi16(b, step), hi);
-        }
+        simd_packed_words(x, base, span, s, len, n, _mm512_setzero_si512(), r, NULL);
         return simd_word_slots(r, n, what);
     }
     int64_t st[8];
@@ -1609,9 +1682,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
     RG_DEFINE_SIMD_ARITH(IN, IT, i16, short, __m512i, EPI64, 0, 3)                         \
     RG_DEFINE_SIMD_LOGIC(IN, IT, u16, unsigned short, EPI64, 3)                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u16, unsigned short, __m512i, epi64, _mm512_set1_epi64, \
-                           0, UINT16_MAX, 0, 0)                                            \
+                           0, UINT16_MAX, 0, 3)                                            \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i16, short, __m512i, epi64, _mm512_set1_epi64,          \
-                           INT16_MIN, INT16_MAX, 0, 0)
+                           INT16_MIN, INT16_MAX, 0, 3)
 
 /* The comparisons of extreme tiles: ordered float ones, or integer ones. */
 #define RG_SIMD_LT_pd(k, a, b) _mm512_mask_cmp_pd_mask(k, a, b, _CMP_LT_OQ)
@@ -1684,7 +1757,12 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
          * windows; the lone segment's range has the NaN rules. */                         \
         const __mmask8 first = _mm512_cmpgt_epi64_mask(len, _mm512_setzero_si512());       \
         const T pad = is_max ? TMIN : TMAX;                                                \
-        if (BYTES) {                                                                       \
+        if (BYTES == 3 && !lonely && longest <= 16 && span <= 64) {                        \
+            v = RG_SIMD_FROM_##S(simd_packed_word_extreme(                                 \
+                x, base, span, s, len, longest,                                            \
+                (unsigned short)((is_max ? 0 : 0xffff) ^ ((T)-1 < 0 ? 0x8000 : 0)),       \
+                pos ? &at : NULL));                                                        \
+        } else if (BYTES == 1 || BYTES == 2) {                                             \
             v = RG_SIMD_FROM_##S(simd_bytes_extreme(                                       \
                 x, base, span, s, len, longest,                                            \
                 (char)((is_max ? 0 : 0xff) ^ ((T)-1 < 0 ? 0x80 : 0)),                      \
