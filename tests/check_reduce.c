@@ -1442,12 +1442,15 @@ END_TEST
  * 0 to 32 (a load per segment; past 24 a lone lane), 33 to 63 and
  * exactly 33 (two loads, a lone lane), 63 or 62 with one of 32, and one
  * lone segment of 25 to 40 among ones of 0 to 8 or 0 to 16 (a load per
- * segment into slots; the extremes there take rows).  The extremes' ties
+ * segment into slots; the extremes there take rows), and one of 17 to 24
+ * among ones of 0 to 4 (a span of at most 64 words, but too long a
+ * segment for the slots).  The extremes' ties
  * (zeros, extremes) test that the first position is kept.  Every policy,
  * int32 and int64 offsets. */
 static int64_t word_tile_length(size_t i, uint64_t r)
 {
-    switch ((i / 8) % 10) { /* per tile of 8 */
+    switch ((i / 8) % 11) { /* per tile of 8 */
+    case 10: return i % 8 == 4 ? 17 + (int64_t)(r % 8) : (int64_t)(r % 5);
     case 0: return (int64_t)(r % 9);
     case 1: return (int64_t)(r % 17);
     case 2: return 8;
