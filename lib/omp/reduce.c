@@ -514,7 +514,8 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * for the tile (simd_packed_lanes), added by vpsadbw or reduced by
  * vpmaxub; nor do the sums and counts of 2-byte values (simd_lane_words:
  * the tile's words put in place by a word permute, or a load per segment,
- * added by vpmaddwd).
+ * added by vpmaddwd), nor their extremes where segments have at most 16
+ * elements (simd_packed_word_extreme: the same permute, vpmaxuw).
  * The tile's results are one 64-byte line (32-bit results: half a line;
  * any and all: 8 bytes), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
@@ -1721,7 +1722,11 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * segment (simd_bytes_extreme); 2, the same but, for tiles of up to 16
  * elements a segment, the byte permutes: min, max, argmin and argmax took
  * 0.30x to 0.60x the time of the rows on short, half-empty, power-law and
- * 1..63 lengths (Intel Xeon, paired, fifty-third session). */
+ * 1..63 lengths (Intel Xeon, paired, fifty-third session).  3 (2-byte
+ * values): tiles of up to 16 elements a segment (span at most 64 words, no
+ * lone lane) in slots of keys (simd_packed_word_extreme), 0.50x to 0.68x
+ * the time of the rows on short and half-empty lengths, 0.80x to 0.86x on
+ * power-law ones (fifty-fourth session); others rows. */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF, BYTES)           \
     RG_AVX512_##N RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,         \
                                                      const void *ov, int64_t i, int mode,  \
