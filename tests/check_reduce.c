@@ -1367,6 +1367,24 @@ START_TEST(test_reduce_logic_tiles)
 }
 END_TEST
 
+/* Sum, count_nonzero, any, all, min, max, argmin and argmax (the ops of
+ * the 1- and 2-byte tiles) of values xh (n of dtype t) over offsets,
+ * against the sequential reference. */
+static void check_tile_ops(rg_context *ctx, rg_dtype t, const void *xh, size_t n,
+                           rg_array *offsets, const int64_t *off, size_t nsegs,
+                           rg_reduce_policy policy, const char *what)
+{
+    static const rg_reduce_op ops[8] = {RG_REDUCE_SUM,    RG_REDUCE_COUNT_NONZERO,
+                                        RG_REDUCE_ANY,    RG_REDUCE_ALL,
+                                        RG_REDUCE_MIN,    RG_REDUCE_MAX,
+                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX};
+    rg_array *content = NULL;
+    ck_assert_int_eq(rg_array_from_host(&content, ctx, t, xh, n), RG_OK);
+    for (int o = 0; o < 8; o++)
+        check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, what);
+    rg_array_free(content);
+}
+
 /* Sums, count_nonzero, any, all, min, max, argmin and argmax of 1-byte
  * values (bool, uint8, int8), every value of the byte from -128 or 0 up
  * (the extremes' identities among them), a third of them 0 (ties), on tiles
@@ -1397,10 +1415,6 @@ START_TEST(test_reduce_byte_tiles)
         test_setenv("RAGGED_AVX512_VBMI", "0");
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = policy_of(_i);
-    static const rg_reduce_op ops[8] = {RG_REDUCE_SUM,    RG_REDUCE_COUNT_NONZERO,
-                                        RG_REDUCE_ANY,    RG_REDUCE_ALL,
-                                        RG_REDUCE_MIN,    RG_REDUCE_MAX,
-                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX};
     static const rg_dtype types[3] = {RG_BOOL, RG_UINT8, RG_INT8};
     size_t nsegs = 8 * 8 * 40 + 5;
     int64_t *len = lengths_by(nsegs, 31 + (uint64_t)_i, byte_tile_length);
@@ -1417,12 +1431,8 @@ START_TEST(test_reduce_byte_tiles)
             /* bool's bytes are 0 or 1; the others take every byte */
             xh[k] = r % 3 == 0 ? 0 : types[d] == RG_BOOL ? 1 : (unsigned char)(r >> 8);
         }
-        rg_array *content = NULL;
-        ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
-        for (int o = 0; o < 8; o++)
-            check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy,
-                     _i >= N_POLICIES ? "byte tiles, no VBMI" : "byte tiles");
-        rg_array_free(content);
+        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy,
+                       _i >= N_POLICIES ? "byte tiles, no VBMI" : "byte tiles");
         rg_array_free(offsets);
         free(xh);
     }
@@ -1467,10 +1477,6 @@ START_TEST(test_reduce_word_tiles)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = policy_of(_i);
-    static const rg_reduce_op ops[8] = {RG_REDUCE_SUM,    RG_REDUCE_COUNT_NONZERO,
-                                        RG_REDUCE_ANY,    RG_REDUCE_ALL,
-                                        RG_REDUCE_MIN,    RG_REDUCE_MAX,
-                                        RG_REDUCE_ARGMIN, RG_REDUCE_ARGMAX};
     static const uint16_t extremes[4] = {0x7fff, 0x8000, 0xffff, 1};
     static const rg_dtype types[2] = {RG_UINT16, RG_INT16};
     size_t nsegs = 8 * 8 * 40 + 5;
@@ -1483,18 +1489,14 @@ START_TEST(test_reduce_word_tiles)
         rg_array *offsets =
             test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
         uint64_t state = 83 + (uint64_t)d;
-        /* runs of one extreme: whole segments of it */
+        /* the extremes in runs of 64 elements: whole segments of one */
         for (size_t k = 0; k < n; k++) {
             uint64_t r = test_rand(&state);
             xh[k] = r % 3 == 0   ? 0
                     : r % 3 == 1 ? (uint16_t)(r >> 16)
                                  : extremes[(k / 64 + (size_t)d) % 4];
         }
-        rg_array *content = NULL;
-        ck_assert_int_eq(rg_array_from_host(&content, ctx, types[d], xh, n), RG_OK);
-        for (int o = 0; o < 8; o++)
-            check_op(ctx, content, xh, offsets, off, nsegs, ops[o], policy, "word tiles");
-        rg_array_free(content);
+        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy, "word tiles");
         rg_array_free(offsets);
     }
     free(xh);
