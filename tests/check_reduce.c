@@ -1506,6 +1506,49 @@ START_TEST(test_reduce_word_tiles)
 }
 END_TEST
 
+/* Sums, count_nonzero, any, all, min, max, argmin and argmax of 4-byte
+ * values (int32, uint32, float32), whose sums and counts OpenMP's AVX-512
+ * tiles take without rows (simd_lane_dwords in lib/omp/reduce.c): two
+ * segments of up to 8 elements to a register, else a load per 16
+ * elements.  The lengths of test_reduce_word_tiles (word_tile_length:
+ * up to 8, up to 16, exactly 8 and 16, 17 to 32, 33 to 63 and lone lanes);
+ * every 32-bit pattern, a third of them 0 and a third 0x7fffffff,
+ * 0x80000000, 0xffffffff or 1 in runs of 64 (the largest and smallest
+ * int32 and uint32 sums; as floats two NaNs, -0.0, which counts as zero,
+ * and the smallest subnormal, which does not).  Every policy, int32 and
+ * int64 offsets. */
+START_TEST(test_reduce_dword_tiles)
+{
+    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
+    rg_reduce_policy policy = policy_of(_i);
+    static const uint32_t extremes[4] = {0x7fffffff, 0x80000000, 0xffffffff, 1};
+    static const rg_dtype types[3] = {RG_INT32, RG_UINT32, RG_FLOAT32};
+    size_t nsegs = 8 * 8 * 40 + 5;
+    int64_t *len = lengths_by(nsegs, 41 + (uint64_t)_i, word_tile_length);
+    int64_t *off = ref_offsets(len, nsegs);
+    size_t n = (size_t)off[nsegs];
+    uint32_t *xh = malloc((n + 1) * sizeof *xh);
+    ck_assert_ptr_nonnull(xh);
+    for (int d = 0; d < 3; d++) {
+        rg_array *offsets =
+            test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
+        uint64_t state = 89 + (uint64_t)d;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t r = test_rand(&state);
+            xh[k] = r % 3 == 0   ? 0
+                    : r % 3 == 1 ? (uint32_t)(r >> 16)
+                                 : extremes[(k / 64 + (size_t)d) % 4];
+        }
+        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy, "dword tiles");
+        rg_array_free(offsets);
+    }
+    free(xh);
+    free(off);
+    free(len);
+    rg_context_free(ctx);
+}
+END_TEST
+
 /* Regular offsets, every segment of one length: the OpenMP merge path
  * reduces segments of up to 8 elements from offsets it makes in blocks of
  * 4096 segments (regular_F of lib/omp/reduce.c), never reading them.
@@ -1884,6 +1927,7 @@ Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_logic_tiles, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_byte_tiles, 0, 2 * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_word_tiles, 0, N_POLICIES);
+    tcase_add_loop_test(tc, test_reduce_dword_tiles, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_narrow_extremes, 0, TEST_NBACKENDS * N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_regular, 0, N_POLICIES);
     tcase_add_loop_test(tc, test_reduce_int_lanes, 0, TEST_NBACKENDS * N_POLICIES);
