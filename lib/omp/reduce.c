@@ -1244,10 +1244,14 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_halves(const __m512i
 /* The largest dword (unsigned) of each slot of 8 of r (as simd_dword_halves
  * takes them) into the low dword of 64-bit lane j for segment j, the high
  * dword 0: the same tree, then the two dwords of each lane. */
+/* The larger (unsigned) of each 64-bit lane's two dwords, the high dword 0. */
+RG_AVX512 static inline __m512i simd_dword_pair_most(__m512i u)
+{
+    return _mm512_srli_epi64(_mm512_max_epu32(u, _mm512_slli_epi64(u, 32)), 32);
+}
 RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_halves_most(const __m512i r[4])
 {
-    __m512i u = RG_HALVES_TREE(r, _mm512_max_epu32);
-    return _mm512_srli_epi64(_mm512_max_epu32(u, _mm512_slli_epi64(u, 32)), 32);
+    return simd_dword_pair_most(RG_HALVES_TREE(r, _mm512_max_epu32));
 }
 
 /* Each dword's place in its slot of 8, and vpermd's index that copies the
@@ -1350,34 +1354,65 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_lane_dwords(const void *x,
     return RG_FOLD8_TREE(r, _mm512_add_epi64);
 }
 
-/* The extremes of a tile of 4-byte integers whose segments have at most 16
+/* Keys of 4-byte values v whose unsigned order is the op's (the largest
+ * wins), 0 where not ok (padding: takes nothing).  Integers: v ^ flip
+ * (flip 0x80000000 orders int32 as unsigned, 0xffffffff more turns a min
+ * into a max).  Floats (no NaN): -0.0 first made +0.0, which it equals;
+ * then a negative one's bits all flipped, another's sign bit, so that
+ * the unsigned order is the floats'; flip 0xffffffff turns a min into a
+ * max.  No real value's key is 0. */
+RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_keys(__m512i v, __mmask16 ok,
+                                                                 uint32_t flip, bool isf)
+{
+    if (isf) {
+        const __m512i sign = _mm512_set1_epi32(INT32_MIN);
+        v = _mm512_maskz_mov_epi32((__mmask16)~_mm512_cmpeq_epi32_mask(v, sign), v);
+        v = _mm512_xor_si512(v, _mm512_or_si512(_mm512_srai_epi32(v, 31), sign));
+    }
+    return _mm512_maskz_xor_epi32(ok, v, _mm512_set1_epi32((int)flip));
+}
+
+/* The extremes of a tile of 4-byte values whose segments have at most 16
  * elements each, as simd_packed_word_extreme's of 2-byte ones: 64-bit lane
- * j holds (its low dword; the high one 0) the value of segment j whose key,
- * value ^ flip, is the largest (flip 0x80000000 orders int32 as unsigned,
- * 0xffffffff more turns a min into a max; an empty segment's is flip, the
+ * j holds (its low dword; the high one 0) the integer of segment j whose
+ * key (simd_dword_keys) is the largest (an empty segment's: flip, the
  * identity), and where at is not NULL *at its first position (-1: none).
- * Keys past a segment are 0, which takes nothing.  Segments of at most 8
- * elements (no lone lane): the slots of simd_packed_dwords, reduced by
- * simd_dword_halves_most; for positions each slot's largest goes back to
- * its dwords (vpermd), the equal ones become 8 - their place, and the
- * largest of those is the first.  Else (the lone lane's length 0): a
- * masked load per segment, RG_FOLD8_TREE with unsigned max, and the
- * positions the same way, 16 - place, in 16-dword slots.  Positions found
- * per segment by a compare and a bit scan on the largest keys stored and
- * read back (as simd_bytes_extreme's) took argmin and argmax on half-empty
- * lengths 1.7x the time of the rows (Intel Xeon, paired); these 0.84x. */
+ * Segments of at most 8 elements (no lone lane): the slots of
+ * simd_packed_dwords, reduced by simd_dword_halves_most; for positions
+ * each slot's largest goes back to its dwords (vpermd), the equal ones
+ * become 8 - their place, and the largest of those is the first.  Else
+ * (the lone lane's length 0): a masked load per segment, RG_FOLD8_TREE
+ * with unsigned max, and the positions the same way, 16 - place, in
+ * 16-dword slots.  Positions found per segment by a compare and a bit scan
+ * on the largest keys stored and read back (as simd_bytes_extreme's) took
+ * argmin and argmax on half-empty lengths 1.7x the time of the rows (Intel
+ * Xeon, paired); these 0.84x.  Floats (isf): positions only (the value
+ * returned means nothing), and a NaN among the elements sets *nan and
+ * returns at once (the tile goes to the windows, as from the rows).
+ * Their min and max keep the rows: the value is the element at the
+ * position (of -0.0 and +0.0 the first), and picking it out (a compare
+ * per slot and one more tree) took them 1.03x the rows' time on 1..8
+ * lengths, 1.43x on half-empty ones (Intel Xeon, paired). */
 RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_extreme(
     const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int64_t longest,
-    bool lonely, uint32_t flip, __m512i *at)
+    bool lonely, uint32_t flip, bool isf, __m512i *at, __mmask8 *nan)
 {
-    const __m512i f = _mm512_set1_epi32((int)flip), zero = _mm512_setzero_si512();
+    const __m512i zero = _mm512_setzero_si512();
     __m512i most;
     if (longest <= 8 && !lonely) {
         __m512i r[4], k[4];
-        __mmask16 ok[4];
+        __mmask16 ok[4], bad = 0;
         simd_packed_dwords(x, base, span, s, len, r, ok);
-        RG_UNROLL for (int q = 0; q < 4; q++)
-            k[q] = _mm512_maskz_xor_epi32(ok[q], r[q], f);
+        RG_UNROLL for (int q = 0; q < 4; q++) {
+            if (isf)
+                bad |= _mm512_mask_cmp_ps_mask(ok[q], _mm512_castsi512_ps(r[q]),
+                                               _mm512_castsi512_ps(r[q]), _CMP_UNORD_Q);
+            k[q] = simd_dword_keys(r[q], ok[q], flip, isf);
+        }
+        if (isf && bad) {
+            *nan = 1;
+            return zero;
+        }
         most = simd_dword_halves_most(k);
         if (at) {
             RG_UNROLL for (int q = 0; q < 4; q++)
@@ -1397,15 +1432,21 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_extreme(
         _mm512_storeu_si512((void *)st, s);
         _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
         __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
-        __m512i k[8];
-        RG_UNROLL for (int j = 0; j < 8; j++)
-            k[j] = _mm512_maskz_xor_epi32(
-                (__mmask16)in[j],
-                _mm512_maskz_loadu_epi32((__mmask16)in[j],
-                                         (const void *)((uintptr_t)x + (uintptr_t)st[j] * 4)),
-                f);
-        __m512i u = RG_FOLD8_TREE(k, _mm512_max_epu32);
-        most = _mm512_srli_epi64(_mm512_max_epu32(u, _mm512_slli_epi64(u, 32)), 32);
+        __m512i r[8], k[8];
+        __mmask16 bad = 0;
+        RG_UNROLL for (int j = 0; j < 8; j++) {
+            r[j] = _mm512_maskz_loadu_epi32((__mmask16)in[j],
+                                            (const void *)((uintptr_t)x + (uintptr_t)st[j] * 4));
+            if (isf)
+                bad |= _mm512_mask_cmp_ps_mask((__mmask16)in[j], _mm512_castsi512_ps(r[j]),
+                                               _mm512_castsi512_ps(r[j]), _CMP_UNORD_Q);
+            k[j] = simd_dword_keys(r[j], (__mmask16)in[j], flip, isf);
+        }
+        if (isf && bad) {
+            *nan = 1;
+            return zero;
+        }
+        most = simd_dword_pair_most(RG_FOLD8_TREE(k, _mm512_max_epu32));
         if (at) {
             const __m512i step =
                 _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -1415,8 +1456,7 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_extreme(
                         (__mmask16)in[j], k[j],
                         _mm512_permutexvar_epi32(_mm512_set1_epi32(2 * j), most)),
                     _mm512_set1_epi32(16), step);
-            __m512i w = RG_FOLD8_TREE(k, _mm512_max_epu32);
-            __m512i first = _mm512_srli_epi64(_mm512_max_epu32(w, _mm512_slli_epi64(w, 32)), 32);
+            __m512i first = simd_dword_pair_most(RG_FOLD8_TREE(k, _mm512_max_epu32));
             *at = _mm512_mask_mov_epi64(_mm512_sub_epi64(_mm512_set1_epi64(16), first),
                                         _mm512_cmpeq_epi64_mask(first, zero),
                                         _mm512_set1_epi64(-1));
@@ -1424,6 +1464,12 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_extreme(
     }
     return _mm512_xor_si512(most, _mm512_set1_epi64(flip));
 }
+
+/* The tile's values from simd_dword_extreme's lanes: float32 ones widened
+ * to double, as the rows keep them (S pd), integers as they are. */
+#define RG_DWORD_V_pd(b) _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_cvtepi64_epi32(b)))
+#define RG_DWORD_V_epi64(b) (b)
+#define RG_DWORD_V_epu64(b) (b)
 
 /* The largest key of each 64-bit lane of v into its byte 0, the bytes above
  * it 0. */
@@ -1886,7 +1932,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
     RG_DEFINE_SIMD_EXTREME(IN, IT, u64, long long, __m512i, epu64, _mm512_set1_epi64,      \
                            0, (long long)-1, 0, 0)                                         \
     RG_DEFINE_SIMD_EXTREME(IN, IT, f32, float, __m512d, pd, _mm512_set1_pd, -INFINITY,     \
-                           INFINITY, 1, 0)                                                 \
+                           INFINITY, 1, 4)                                                 \
     RG_DEFINE_SIMD_EXTREME(IN, IT, i32, int, __m512i, epi64, _mm512_set1_epi64, INT32_MIN, \
                            INT32_MAX, 0, 4)                                                \
     RG_DEFINE_SIMD_EXTREME(IN, IT, u32, int, __m512i, epi64, _mm512_set1_epi64, 0,         \
@@ -2003,12 +2049,12 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
                 x, base, span, s, len, longest,                                            \
                 (unsigned short)((is_max ? 0 : 0xffff) ^ ((T)-1 < 0 ? 0x8000 : 0)),       \
                 pos ? &at : NULL));                                                        \
-        } else if (BYTES == 4 && longest <= 16) {                                          \
-            v = RG_SIMD_FROM_##S(simd_dword_extreme(                                       \
+        } else if (BYTES == 4 && longest <= 16 && (pos || !ISF)) {                         \
+            v = RG_DWORD_V_##S(simd_dword_extreme(                                         \
                 x, base, span, s, len, longest, lonely,                                    \
                 (uint32_t)((is_max ? 0 : 0xffffffffu) ^                                    \
                            (RG_DTYPE_##N == RG_INT32 ? 0x80000000u : 0)),                  \
-                pos ? &at : NULL));                                                        \
+                ISF, pos ? &at : NULL, &nan));                                             \
         } else if (BYTES == 1 || BYTES == 2) {                                             \
             v = RG_SIMD_FROM_##S(simd_bytes_extreme(                                       \
                 x, base, span, s, len, longest,                                            \
