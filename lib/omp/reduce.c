@@ -515,7 +515,11 @@ RG_EACH_DTYPE(RG_DEFINE_LOGIC)
  * vpmaxub; nor do the sums and counts of 2-byte values (simd_lane_words:
  * the tile's words put in place by a word permute, or a load per segment,
  * added by vpmaddwd), nor their extremes where segments have at most 16
- * elements (simd_packed_word_extreme: the same permute, vpmaxuw).
+ * elements (simd_packed_word_extreme: the same permute, vpmaxuw), nor
+ * the sums and counts of 4-byte values (simd_lane_dwords: two segments
+ * to a register by vpermt2d, or a load per 16 elements, added as 64-bit
+ * pairs), nor 32-bit integers' extremes and float32 positions where
+ * segments have at most 16 (simd_dword_extreme, vpmaxud on keys).
  * The tile's results are one 64-byte line (32-bit results: half a line;
  * any and all: 8 bytes), streamed when the output is large.  Tiles
  * with two segments longer than RG_SIMD_LONGEST (one is reduced apart: the
@@ -1815,7 +1819,9 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * thirty-seventh session).  BYTES (1-byte values): 1, a load per segment
  * instead of rows (simd_lane_bytes); 2, the same but first, for tiles
  * of up to 16 elements a segment, the byte permutes (simd_packed_bytes);
- * 3 (2-byte values), vpmaddwd on slots or loads (simd_lane_words). */
+ * 3 (2-byte values), vpmaddwd on slots or loads (simd_lane_words); 4
+ * (int32, uint32), no rows: 64-bit pairs of slots or loads
+ * (simd_lane_dwords). */
 #define RG_DEFINE_SIMD_ARITH(IN, IT, N, T, V, L, PROD, BYTES)                              \
     RG_AVX512_##N RG_WINDOW bool arith_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
@@ -2008,7 +2014,10 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * values): tiles of up to 16 elements a segment (span at most 64 words, no
  * lone lane) in slots of keys (simd_packed_word_extreme), 0.50x to 0.68x
  * the time of the rows on short and half-empty lengths, 0.80x to 0.86x on
- * power-law ones (fifty-fourth session); others rows. */
+ * power-law ones (fifty-fourth session); others rows.  4 (4-byte values):
+ * tiles of up to 16 elements a segment in slots of keys
+ * (simd_dword_extreme), but float32 min and max (whose value would have to
+ * be picked out at the position), which keep the rows with longer tiles. */
 #define RG_DEFINE_SIMD_EXTREME(IN, IT, N, T, V, S, SET1, TMIN, TMAX, ISF, BYTES)           \
     RG_AVX512_##N RG_WINDOW bool extreme_body_##N##_##IN(void *out, const void *xv,         \
                                                      const void *ov, int64_t i, int mode,  \
@@ -2100,7 +2109,8 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * 64-bit lanes of L (PD: floats, widened; EPI64: integers): each column
  * adds 1 to the lanes whose element is not zero (NaN is not zero, -0.0 is,
  * as in the fold); the padding, 0, adds nothing.  The counts are exact, so
- * the results are the fold's.  BYTES as for the sums. */
+ * the results are the fold's.  BYTES as for the sums; 4 (int32, uint32)
+ * and 5 (float32, whose -0.0 is zero) count by simd_lane_dwords. */
 #define RG_DEFINE_SIMD_LOGIC(IN, IT, N, T, L, BYTES)                                       \
     RG_AVX512_##N RG_WINDOW bool logic_body_##N##_##IN(void *out, const void *xv, const void *ov, \
                                                    int64_t i, int mode, bool stream,       \
