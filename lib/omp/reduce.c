@@ -908,6 +908,20 @@ RG_AVX512_VBMI static inline __m512i simd_packed_bytes(const void *x, int64_t ba
     return n == 2 ? _mm512_add_epi64(sum, simd_packed_sum(r[1], what)) : sum;
 }
 
+/* The tile's starts st[j] and its lanes' elements as bits in[j] (bit e:
+ * element e; lengths up to 63), from the vectors s and len, as arrays:
+ * the sanitizers check scalar loads of the offsets and shifts.  Read back
+ * from memory: gcc otherwise takes each from the vectors by extracts (16
+ * of them, on the shuffle ports the transposes need); sums took 0.89x to
+ * 1.00x the time, min and argmax 0.92x to 0.97x (AMD EPYC Zen 5). */
+#define RG_SIMD_STARTS_BITS(st, in, s, len)                                                \
+    int64_t st[8];                                                                         \
+    uint64_t in[8];                                                                        \
+    _mm512_storeu_si512((void *)(st), s);                                                  \
+    _mm512_storeu_si512((void *)(in), _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), len), \
+                                                       _mm512_set1_epi64(1)));             \
+    __asm__("" : "+m"(st), "+m"(in))
+
 /* Segment j's bytes (masks in, starts st) into 64-bit lane j of v, over
  * v's bytes: each load merges its own bytes, read from 8 j bytes before
  * the segment (masked bytes are not read).  Segments of at most 8
@@ -976,12 +990,8 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_fold8(const __m512i r[8
 RG_AVX512_BW static inline __m512i simd_lane_bytes(const void *x, __m512i s, __m512i len,
                                                    int64_t longest, int what)
 {
-    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
-    int64_t st[8];
-    uint64_t in[8];
-    _mm512_storeu_si512((void *)st, s);
-    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
-    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    const __m512i zero = _mm512_setzero_si512();
+    RG_SIMD_STARTS_BITS(st, in, s, len);
     if (longest <= 8) /* one vpsadbw */
         return simd_packed_sum(simd_merged_bytes(x, st, in, zero), what);
     __m512i r[8];
@@ -1168,18 +1178,13 @@ RG_AVX512_BW static inline __m512i simd_lane_words(const void *x, int64_t base, 
                                                    __m512i s, __m512i len, int64_t longest,
                                                    bool lonely, int what)
 {
-    const __m512i one = _mm512_set1_epi64(1);
     int n = longest <= 8 ? 2 : 4;
     __m512i r[8];
     if (longest <= 16 && span <= 64 && !lonely) {
         simd_packed_words(x, base, span, s, len, n, _mm512_setzero_si512(), r, NULL);
         return simd_word_slots(r, n, what);
     }
-    int64_t st[8];
-    uint64_t in[8];
-    _mm512_storeu_si512((void *)st, s);
-    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
-    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    RG_SIMD_STARTS_BITS(st, in, s, len);
 #define RG_WORDS_AT(j, d)                                                                  \
     ((const void *)((uintptr_t)x + ((uintptr_t)st[j] + (uintptr_t)(d)) * 2))
     if (longest <= 16) { /* slot d of segment j, as above */
@@ -1323,17 +1328,12 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_lane_dwords(const void *x,
                                                                   __m512i len, int64_t longest,
                                                                   bool lonely, int what)
 {
-    const __m512i one = _mm512_set1_epi64(1);
     __m512i r[8];
     if (longest <= 8 && span <= 64 && !lonely) {
         simd_packed_dwords(x, base, span, s, len, r, NULL);
         return simd_dword_halves(r, what);
     }
-    int64_t st[8];
-    uint64_t in[8];
-    _mm512_storeu_si512((void *)st, s);
-    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
-    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    RG_SIMD_STARTS_BITS(st, in, s, len);
 #define RG_DWORDS_AT(j, d)                                                                 \
     ((const void *)((uintptr_t)x + ((uintptr_t)st[j] + (uintptr_t)(d)) * 4))
     if (longest <= 8) {
@@ -1430,12 +1430,7 @@ RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_extreme(
                                         _mm512_set1_epi64(-1));
         }
     } else {
-        const __m512i one = _mm512_set1_epi64(1);
-        int64_t st[8];
-        uint64_t in[8];
-        _mm512_storeu_si512((void *)st, s);
-        _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
-        __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+        RG_SIMD_STARTS_BITS(st, in, s, len);
         __m512i r[8], k[8];
         __mmask16 bad = 0;
         RG_UNROLL for (int j = 0; j < 8; j++) {
@@ -1529,7 +1524,7 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
     const void *x, int64_t base, int64_t span, __m512i s, __m512i len, int64_t longest,
     char flip, bool packed, __m512i *at)
 {
-    const __m512i one = _mm512_set1_epi64(1), f = _mm512_set1_epi8(flip);
+    const __m512i f = _mm512_set1_epi8(flip);
     const __m512i flip64 = _mm512_set1_epi64((unsigned char)flip);
     /* byte m of lane j: m < len (for positions, where len <= 16) */
     __mmask64 ok = _mm512_cmpgt_epi8_mask(_mm512_shuffle_epi8(len, RG_SIMD_SPREAD), RG_SIMD_STEP);
@@ -1541,11 +1536,7 @@ RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_bytes_extreme(
             *at = simd_lane_first(v, r, ok, n);
         return _mm512_xor_si512(v, flip64);
     }
-    int64_t st[8];
-    uint64_t in[8];
-    _mm512_storeu_si512((void *)st, s);
-    _mm512_storeu_si512((void *)in, _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));
-    __asm__("" : "+m"(st), "+m"(in)); /* read back from memory, as RG_SIMD_ROWS's */
+    RG_SIMD_STARTS_BITS(st, in, s, len);
     if (longest <= 8) {
         r[0] = _mm512_xor_si512(simd_merged_bytes(x, st, in, f), f);
         v = simd_lane_most(r[0]);
@@ -1865,19 +1856,7 @@ RG_DEFINE_LONE_BYTES(extreme, i16)
  * 4 elements go two to a row (lanes j and j + 4 in row j). */
 #define RG_SIMD_ROWS(N, T, COL, PAD)                                                       \
     {                                                                                      \
-        /* the starts, and the lanes' elements as bits (in[j] bit e: element e;            \
-         * longest <= 63), from the vectors: the sanitizers check scalar loads             \
-         * of the offsets and shifts */                                                    \
-        const __m512i one = _mm512_set1_epi64(1);                                          \
-        int64_t st[8];                                                                     \
-        uint64_t in[8];                                                                    \
-        _mm512_storeu_si512((void *)st, s);                                                \
-        _mm512_storeu_si512((void *)in,                                                    \
-                            _mm512_sub_epi64(_mm512_sllv_epi64(one, len), one));           \
-        /* read back from memory: gcc otherwise takes each from the vectors by             \
-         * extracts (16 of them, on the shuffle ports the transposes need); sums took      \
-         * 0.89x to 1.00x the time, min and argmax 0.92x to 0.97x (AMD EPYC Zen 5) */       \
-        __asm__("" : "+m"(st), "+m"(in));                                                  \
+        RG_SIMD_STARTS_BITS(st, in, s, len);                                               \
         if (narrow && longest <= 4) {                                                      \
             __m512i r[4];                                                                  \
             RG_UNROLL for (int j = 0; j < 4; j++) {                                        \
