@@ -1473,36 +1473,53 @@ static int64_t word_tile_length(size_t i, uint64_t r)
     default: return i % 8 == 3 ? 32 : 62 + (int64_t)(r % 2);
     }
 }
-START_TEST(test_reduce_word_tiles)
+/* The tile ops (check_tile_ops) on OpenMP, policy _i, for each of the
+ * ntypes dtypes of size bytes (2 or 4) in turn, on word_tile_length's
+ * lengths (drawn from len_seed): a third of the values 0, a third the
+ * random draw's bits from 16 up (every 16- or 32-bit pattern), a third
+ * extremes[(k / 64 + d) % 4] for element k of dtype d (runs of 64: whole
+ * segments of one extreme). */
+static void check_narrow_tiles(int _i, const rg_dtype *types, int ntypes, size_t size,
+                               const uint32_t extremes[4], uint64_t len_seed,
+                               uint64_t value_seed, const char *what)
 {
     TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
     rg_reduce_policy policy = policy_of(_i);
-    static const uint16_t extremes[4] = {0x7fff, 0x8000, 0xffff, 1};
-    static const rg_dtype types[2] = {RG_UINT16, RG_INT16};
     size_t nsegs = 8 * 8 * 40 + 5;
-    int64_t *len = lengths_by(nsegs, 37 + (uint64_t)_i, word_tile_length);
+    int64_t *len = lengths_by(nsegs, len_seed, word_tile_length);
     int64_t *off = ref_offsets(len, nsegs);
     size_t n = (size_t)off[nsegs];
-    uint16_t *xh = malloc((n + 1) * sizeof *xh);
+    unsigned char *xh = malloc((n + 1) * size);
     ck_assert_ptr_nonnull(xh);
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < ntypes; d++) {
         rg_array *offsets =
             test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
-        uint64_t state = 83 + (uint64_t)d;
-        /* the extremes in runs of 64 elements: whole segments of one */
+        uint64_t state = value_seed + (uint64_t)d;
         for (size_t k = 0; k < n; k++) {
             uint64_t r = test_rand(&state);
-            xh[k] = r % 3 == 0   ? 0
-                    : r % 3 == 1 ? (uint16_t)(r >> 16)
-                                 : extremes[(k / 64 + (size_t)d) % 4];
+            uint32_t v = r % 3 == 0   ? 0
+                         : r % 3 == 1 ? (uint32_t)(r >> 16)
+                                      : extremes[(k / 64 + (size_t)d) % 4];
+            if (size == 2) {
+                uint16_t w = (uint16_t)v;
+                memcpy(xh + 2 * k, &w, 2);
+            } else {
+                memcpy(xh + 4 * k, &v, 4);
+            }
         }
-        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy, "word tiles");
+        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy, what);
         rg_array_free(offsets);
     }
     free(xh);
     free(off);
     free(len);
     rg_context_free(ctx);
+}
+START_TEST(test_reduce_word_tiles)
+{
+    static const uint32_t extremes[4] = {0x7fff, 0x8000, 0xffff, 1};
+    static const rg_dtype types[2] = {RG_UINT16, RG_INT16};
+    check_narrow_tiles(_i, types, 2, 2, extremes, 37 + (uint64_t)_i, 83, "word tiles");
 }
 END_TEST
 
@@ -1519,33 +1536,9 @@ END_TEST
  * int64 offsets. */
 START_TEST(test_reduce_dword_tiles)
 {
-    TEST_CONTEXT(ctx, TEST_BACKEND_OPENMP);
-    rg_reduce_policy policy = policy_of(_i);
     static const uint32_t extremes[4] = {0x7fffffff, 0x80000000, 0xffffffff, 1};
     static const rg_dtype types[3] = {RG_INT32, RG_UINT32, RG_FLOAT32};
-    size_t nsegs = 8 * 8 * 40 + 5;
-    int64_t *len = lengths_by(nsegs, 41 + (uint64_t)_i, word_tile_length);
-    int64_t *off = ref_offsets(len, nsegs);
-    size_t n = (size_t)off[nsegs];
-    uint32_t *xh = malloc((n + 1) * sizeof *xh);
-    ck_assert_ptr_nonnull(xh);
-    for (int d = 0; d < 3; d++) {
-        rg_array *offsets =
-            test_array_from_i64(ctx, (d + _i) % 2 ? RG_INT32 : RG_INT64, off, nsegs + 1);
-        uint64_t state = 89 + (uint64_t)d;
-        for (size_t k = 0; k < n; k++) {
-            uint64_t r = test_rand(&state);
-            xh[k] = r % 3 == 0   ? 0
-                    : r % 3 == 1 ? (uint32_t)(r >> 16)
-                                 : extremes[(k / 64 + (size_t)d) % 4];
-        }
-        check_tile_ops(ctx, types[d], xh, n, offsets, off, nsegs, policy, "dword tiles");
-        rg_array_free(offsets);
-    }
-    free(xh);
-    free(off);
-    free(len);
-    rg_context_free(ctx);
+    check_narrow_tiles(_i, types, 3, 4, extremes, 41 + (uint64_t)_i, 89, "dword tiles");
 }
 END_TEST
 

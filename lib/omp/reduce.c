@@ -1029,6 +1029,22 @@ RG_AVX512_BW static inline __m512i simd_word_sums(__m512i p, int what, int words
     return what == 0 ? _mm512_add_epi64(t, _mm512_set1_epi64(32768LL * words)) : t;
 }
 
+/* Slots of 4 registers folded into one by F(a, b) (a GNU statement
+ * expression), 64-bit lane j for segment j, where 256-bit half h of
+ * register 2a + b holds segment 4a + 2h + b (2-byte values' slots of 16
+ * words, 4-byte values' of 8 dwords): two rounds of shuffles. */
+#define RG_HALVES_TREE(r, F)                                                               \
+    ({                                                                                     \
+        /* 128-bit lane k of t_[a]: lanes 2k and 2k + 1 of r[2a] folded, then of           \
+         * r[2a + 1]; lanes 0 and 1 hold segments 4a and 4a + 1, lanes 2 and 3             \
+         * segments 4a + 2 and 4a + 3 */                                                   \
+        __m512i t_[2];                                                                     \
+        RG_UNROLL for (int a_ = 0; a_ < 2; a_++)                                           \
+            t_[a_] = F(_mm512_unpacklo_epi64((r)[2 * a_], (r)[2 * a_ + 1]),                \
+                       _mm512_unpackhi_epi64((r)[2 * a_], (r)[2 * a_ + 1]));               \
+        F(_mm512_shuffle_i64x2(t_[0], t_[1], 0x88), _mm512_shuffle_i64x2(t_[0], t_[1], 0xdd)); \
+    })
+
 /* The 64-bit lanes' sums (what as simd_word_pairs') of n registers of
  * 2-byte values that hold a segment per slot of 8 words (n 2: 128-bit lane
  * k of r[l] holds segment 2k + l) or of 16 (n 4: 256-bit half h of
@@ -1037,16 +1053,14 @@ RG_AVX512_BW static inline __m512i simd_word_sums(__m512i p, int what, int words
 RG_AVX512_BW static inline RG_ALWAYS_INLINE __m512i simd_word_slots(const __m512i *r, int n,
                                                                      int what)
 {
-    __m512i t[2];
-    RG_UNROLL for (int p = 0; p < n / 2; p++) { /* 128-bit lane k: r[2p]'s, r[2p + 1]'s */
-        __m512i a = simd_word_pairs(r[2 * p], what), b = simd_word_pairs(r[2 * p + 1], what);
-        t[p] = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-    }
-    if (n == 2)
-        return simd_word_sums(t[0], what, 8);
-    return simd_word_sums(_mm512_add_epi32(_mm512_shuffle_i64x2(t[0], t[1], 0x88),
-                                           _mm512_shuffle_i64x2(t[0], t[1], 0xdd)),
-                          what, 16);
+    __m512i p[4];
+    RG_UNROLL for (int q = 0; q < n; q++)
+        p[q] = simd_word_pairs(r[q], what);
+    if (n == 2) /* 128-bit lane k: p[0]'s, p[1]'s */
+        return simd_word_sums(
+            _mm512_add_epi32(_mm512_unpacklo_epi64(p[0], p[1]), _mm512_unpackhi_epi64(p[0], p[1])),
+            what, 8);
+    return simd_word_sums(RG_HALVES_TREE(p, _mm512_add_epi32), what, 16);
 }
 
 /* 4 words of the index of 64-bit lane j's low word, for vpermw. */
@@ -1231,17 +1245,6 @@ RG_AVX512 static inline __m512i simd_dword_pairs(__m512i v, int what)
  * register 2a + b holding segment 4a + b in its low half and segment
  * 4a + b + 2 in its high one, zeros past their lengths: lane j gets
  * segment j's (each half's pairs, then two rounds of shuffles). */
-#define RG_HALVES_TREE(r, F)                                                               \
-    ({                                                                                     \
-        /* 128-bit lane k of t_[a]: lanes 2k and 2k + 1 of r[2a] folded, then of           \
-         * r[2a + 1]; lanes 0 and 1 hold segments 4a and 4a + 1, lanes 2 and 3             \
-         * segments 4a + 2 and 4a + 3 */                                                   \
-        __m512i t_[2];                                                                     \
-        RG_UNROLL for (int a_ = 0; a_ < 2; a_++)                                           \
-            t_[a_] = F(_mm512_unpacklo_epi64((r)[2 * a_], (r)[2 * a_ + 1]),                \
-                       _mm512_unpackhi_epi64((r)[2 * a_], (r)[2 * a_ + 1]));               \
-        F(_mm512_shuffle_i64x2(t_[0], t_[1], 0x88), _mm512_shuffle_i64x2(t_[0], t_[1], 0xdd)); \
-    })
 RG_AVX512 static inline RG_ALWAYS_INLINE __m512i simd_dword_halves(const __m512i r[4], int what)
 {
     __m512i p[4];
